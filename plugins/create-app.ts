@@ -1,0 +1,21 @@
+import Fastify from 'fastify'
+import type { FastifyInstance, FastifyServerOptions } from 'fastify'
+import type { KernelOptions } from '../src/config/options.js'
+import { kernel } from './kernel.js'
+import { kernelServerOptions } from './server-options.js'
+
+/**
+ * A Fastify app with the kernel's server options and the kernel registered (and awaited), so
+ * routes can be added at once. Options given in `fastify` win over the kernel's defaults.
+ */
+export async function createKernelApp (options: { kernel?: KernelOptions, fastify?: FastifyServerOptions } = {}): Promise<FastifyInstance> {
+  const defaults = kernelServerOptions()
+  const given = options.fastify ?? {}
+  const app = Fastify({
+    ...defaults,
+    ...given,
+    routerOptions: { ...defaults.routerOptions, ...(given.routerOptions ?? {}) }
+  })
+  await app.register(kernel, options.kernel ?? {})
+  return app
+}

@@ -1,0 +1,86 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import type { KernelOptions } from '../src/config/options.js'
+import { resolveKernelOptions } from '../src/config/options.js'
+import { Kernel } from '../src/kernel/kernel.js'
+import { Priority, Stage } from '../src/kernel/stages.js'
+import { RouteTable } from '../src/routing/route-table.js'
+import type { RouteDefinition } from '../src/routing/route-table.js'
+import { createRouterListener, kKernelNotFound, kKernelRoute, routingFailure } from '../src/kernel/listeners/router.js'
+import { createErrorController } from '../src/kernel/listeners/error-controller.js'
+import { logException } from '../src/kernel/listeners/exception-logger.js'
+import { disallowRobotsIndexing } from '../src/kernel/listeners/robots.js'
+import { KernelContext } from '../src/kernel/context.js'
+import { installLifecycle, sendKernelResponse } from './lifecycle.js'
+import { registerKernelViews } from './views.js'
+
+function controllerName (handler: unknown): string {
+  return typeof handler === 'function' && handler.name !== '' ? handler.name : 'anonymous'
+}
+
+async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): Promise<void> {
+  const options = resolveKernelOptions(rawOptions)
+  const initial = app.initialConfig as Record<string, unknown> & { routerOptions?: Record<string, unknown> }
+  const router = { ...initial, ...(initial.routerOptions ?? {}) }
+  const routes = new RouteTable({
+    caseSensitive: router.caseSensitive as boolean | undefined,
+    ignoreTrailingSlash: router.ignoreTrailingSlash as boolean | undefined,
+    ignoreDuplicateSlashes: router.ignoreDuplicateSlashes as boolean | undefined,
+    maxParamLength: router.maxParamLength as number | undefined,
+    allowUnsafeRegex: router.allowUnsafeRegex as boolean | undefined
+  })
+
+  const kernel = new Kernel(options, routes, answerMiss)
+  app.decorate('kernel', kernel)
+  app.decorateRequest('kernel', null)
+
+  await registerKernelViews(app)
+  const errorController = createErrorController(
+    options.debug,
+    (template, model) => app.kernelView(template, model),
+    kernel.errorPageExtensions
+  )
+
+  kernel.on(Stage.REQUEST, createRouterListener(routes), { priority: Priority.ROUTER, name: 'router' })
+  kernel.on(Stage.EXCEPTION, logException, { priority: Priority.EXCEPTION_LOGGER, name: 'exception logger' })
+  kernel.on(Stage.EXCEPTION, errorController, { priority: Priority.ERROR_CONTROLLER, name: 'error controller' })
+  if (options.disallowRobotsIndexing) {
+    kernel.on(Stage.RESPONSE, disallowRobotsIndexing, { priority: Priority.ROBOTS, name: 'disallow robots indexing' })
+  }
+
+  // The route table mirrors every route added after the kernel; HEAD twins share their GET's entry.
+  const byUrl = new Map<string, RouteDefinition>()
+  app.addHook('onRoute', (route) => {
+    const config = (route.config ?? {}) as Record<string | symbol, unknown>
+    const name = typeof config.name === 'string' ? config.name : undefined
+    let definition = routes.add(route.method, route.url, name, controllerName(route.handler))
+    if (definition !== undefined) byUrl.set(route.url, definition)
+    else definition = (config[kKernelRoute] as RouteDefinition | undefined) ?? byUrl.get(route.url) ?? { index: -1, name: name ?? `head_${route.url}`, methods: ['HEAD'], url: route.url, controller: controllerName(route.handler) }
+    route.config = { ...config, [kKernelRoute]: definition } as typeof route.config
+  })
+
+  installLifecycle(app, kernel, errorController)
+
+  if (options.notFoundHandler) {
+    app.setNotFoundHandler({ config: { [kKernelNotFound]: true } } as never, function kernelNotFound (request: FastifyRequest, reply: FastifyReply) {
+      return answerMiss(request, reply)
+    })
+  }
+
+  /** Answers a request no route serves: the redirect, or the routing error thrown to kernel.exception. */
+  function answerMiss (request: FastifyRequest, reply: FastifyReply): FastifyReply {
+    const context = request.kernel ?? (request.kernel = new KernelContext())
+    return sendKernelResponse(reply, routingFailure(routes, request, context))
+  }
+}
+
+/**
+ * The kernel as a Fastify plugin: `await app.register(kernel, { debug: true })`, before any route.
+ */
+export const kernel = fp(kernelPlugin, { fastify: '5.x', name: 'fastify-kernel' })
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    kernel: Kernel
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * The request lifecycle: which Fastify hook runs which kernel stage.
+ *
+ *   onRequest      kernel.request          session · locale · router (match or raise) · firewall
+ *   preHandler     kernel.controller       the matched route's handler is the controller
+ *                  kernel.controller_arguments   params, query, body resolved; access checks
+ *   (handler)      the controller
+ *   error handler  kernel.exception        log · security · error controller renders the page
+ *   onSend         kernel.response         profiler token · robots header (last)
+ *   onResponse     kernel.finish_request, kernel.terminate   (also on abort and time-out)
+ *
+ * Requests Fastify rejects before routing (bad URL encoding) have no hooks at all:
+ * `handleRejectedRequest` runs the same stages for them by hand.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import { KernelContext } from '../src/kernel/context.js'
+import type { Kernel } from '../src/kernel/kernel.js'
+import type { KernelResponse } from '../src/kernel/events.js'
+import {
+  ControllerArgumentsEvent,
+  ControllerEvent,
+  ExceptionEvent,
+  FinishRequestEvent,
+  RequestEvent,
+  ResponseEvent,
+  TerminateEvent
+} from '../src/kernel/events.js'
+import { lastResortResponse } from '../src/kernel/listeners/error-controller.js'
+
+type Result = void | Promise<void>
+
+/** Continues after a stage without creating a promise when every listener was synchronous. */
+function after (run: () => Result, next: () => void, fail: (error: unknown) => void): void {
+  let result: Result
+  try {
+    result = run()
+  } catch (error) {
+    fail(error)
+    return
+  }
+  if (result === undefined) next()
+  else result.then(next, fail)
+}
+
+/**
+ * Sets status and headers of a kernel response on the reply and gives back the body to send:
+ * a Buffer when the content type has no charset, since Fastify appends one to string bodies
+ * (Symfony sends `application/json` as it is).
+ */
+function applyKernelResponse (reply: FastifyReply, response: KernelResponse): string | Buffer {
+  reply.removeHeader('content-length')
+  reply.code(response.statusCode).headers(response.headers).header('content-type', response.contentType)
+  return response.contentType.includes('charset=') ? response.body : Buffer.from(response.body)
+}
+
+export function sendKernelResponse (reply: FastifyReply, response: KernelResponse): FastifyReply {
+  return reply.send(applyKernelResponse(reply, response))
+}
+
+export function installLifecycle (app: FastifyInstance, kernel: Kernel, errorController: (event: ExceptionEvent) => Promise<void>): void {
+  const stages = kernel.dispatcher
+
+  app.addHook('onRequest', function kernelRequest (request, reply, done) {
+    const context = new KernelContext()
+    request.kernel = context
+    const event = new RequestEvent(request, reply, context)
+    after(() => stages.dispatch(event), () => {
+      if (event.response === undefined) done()
+      else sendKernelResponse(reply, event.response)
+    }, done as (error: unknown) => void)
+  })
+
+  app.addHook('preHandler', function kernelController (request, reply, done) {
+    const context = request.kernel
+    if (context === null) { done(); return }
+    after(() => stages.dispatch(new ControllerEvent(request, reply, context)), () => {
+      after(() => stages.dispatch(new ControllerArgumentsEvent(request, reply, context)), done, done as (error: unknown) => void)
+    }, done as (error: unknown) => void)
+  })
+
+  app.setErrorHandler(function kernelException (error: FastifyError, request, reply) {
+    return handleException(error, request, reply)
+  })
+
+  app.addHook('onSend', function kernelResponse (request, reply, payload, done) {
+    const context = request.kernel
+    if (context === null) { done(null, payload); return }
+    const event = new ResponseEvent(request, reply, context, payload)
+    // a failing response listener must not turn a sent answer into a loop of error pages
+    after(() => stages.dispatch(event), () => done(null, event.payload), (error) => {
+      request.log.error({ err: error }, 'fastify-kernel: a kernel.response listener failed')
+      done(null, event.payload)
+    })
+  })
+
+  app.addHook('onResponse', function kernelFinish (request, reply, done) {
+    finishRequest(request, reply, false, done)
+  })
+  app.addHook('onRequestAbort', function kernelAbort (request, done) {
+    finishRequest(request, null, true, done)
+  })
+  app.addHook('onTimeout', function kernelTimeout (request, reply, done) {
+    finishRequest(request, reply, true, done)
+  })
+
+  /** kernel.exception: listeners first, the error controller last; always ends in a response. */
+  async function handleException (error: unknown, request: FastifyRequest, reply: FastifyReply): Promise<string | Buffer> {
+    const context = request.kernel ?? (request.kernel = new KernelContext())
+    context.exception = error
+    const event = new ExceptionEvent(request, reply, context, error)
+    let response: KernelResponse | undefined
+    try {
+      await stages.dispatch(event)
+      response = event.response
+    } catch (secondary) {
+      // Symfony renders the exception thrown while handling an exception; so do we
+      request.log.error({ err: secondary }, 'fastify-kernel: a kernel.exception listener failed')
+      context.exception = secondary
+      const retry = new ExceptionEvent(request, reply, context, secondary)
+      await errorController(retry).catch(() => undefined)
+      response = retry.response
+    }
+    return applyKernelResponse(reply, response ?? lastResortResponse(500, 'Internal Server Error'))
+  }
+
+  /** kernel.finish_request then kernel.terminate, once per request whatever ended it. */
+  function finishRequest (request: FastifyRequest, reply: FastifyReply | null, aborted: boolean, done: HookHandlerDoneFunction): void {
+    const context = request.kernel
+    if (context === null || context.terminated) { done(); return }
+    context.terminated = true
+    const replyOrRaw = reply ?? ({ raw: request.raw } as unknown as FastifyReply)
+    const logFailure = (error: unknown): void => {
+      request.log.error({ err: error }, 'fastify-kernel: a finish/terminate listener failed')
+      done()
+    }
+    after(() => stages.dispatch(new FinishRequestEvent(request, replyOrRaw, context)), () => {
+      after(() => stages.dispatch(new TerminateEvent(request, replyOrRaw, context, aborted)), () => done(), logFailure)
+    }, logFailure)
+  }
+
+  /** The same stages for a request Fastify rejected before routing; its context has no hooks. */
+  kernel.handleRejectedRequest = async function handleRejectedRequest (error: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const context = new KernelContext()
+    context.forcedMiss = error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+    request.kernel = context
+    let payload: string | Buffer
+    try {
+      const event = new RequestEvent(request, reply, context)
+      await stages.dispatch(event)
+      if (event.response === undefined) throw error
+      payload = applyKernelResponse(reply, event.response)
+    } catch (failure) {
+      payload = await handleException(failure, request, reply)
+    }
+    const responseEvent = new ResponseEvent(request, reply, context, payload)
+    await Promise.resolve(stages.dispatch(responseEvent)).catch((failure: unknown) => {
+      request.log.error({ err: failure }, 'fastify-kernel: a kernel.response listener failed')
+    })
+    reply.raw.once('close', () => finishRequest(request, reply, !reply.raw.writableFinished, () => undefined))
+    reply.send(responseEvent.payload)
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** the kernel's view of this request: attributes, trace, exception */
+    kernel: KernelContext | null
+  }
+}

@@ -1,0 +1,43 @@
+import type { FastifyError, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
+import { splitRequestTarget } from '../src/routing/request-uri.js'
+
+/** Long enough for any path HTTP/1.1 can carry with Node's default 16 KiB header limit. */
+export const KERNEL_MAX_PARAM_LENGTH = 16384
+
+const ABSOLUTE_FORM = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//
+
+/**
+ * Fastify answers a bad URL (`/bad%zz`) or an over-long parameter before any hook runs;
+ * with this as `frameworkErrors` those requests go through the kernel's stages and get its 404.
+ */
+export function kernelFrameworkErrors (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const kernel = request.server.kernel
+  if (kernel === undefined) {
+    reply.code(error.statusCode ?? 400).send({ statusCode: error.statusCode ?? 400, code: error.code, message: 'Bad Request' })
+    return
+  }
+  kernel.handleRejectedRequest(error, request, reply).catch((failure: unknown) => {
+    request.log.error({ err: failure }, 'fastify-kernel: answering a rejected request failed')
+    if (!reply.sent) reply.code(400).type('text/plain; charset=utf-8').send('400 Bad Request')
+  })
+}
+
+/** An absolute-form target (`GET http://host/x`) is routed by its path, as Symfony does. */
+export function kernelRewriteUrl (this: unknown, req: { url?: string }): string {
+  const url = req.url ?? '/'
+  if (!ABSOLUTE_FORM.test(url)) return url
+  const { path, query } = splitRequestTarget(url)
+  return query === '' ? path : `${path}?${query}`
+}
+
+/**
+ * What to pass to `Fastify()` for the specified behaviour; a plugin cannot set these itself.
+ * `Fastify({ ...kernelServerOptions(), logger: true })`
+ */
+export function kernelServerOptions (): Pick<FastifyServerOptions, 'frameworkErrors' | 'rewriteUrl' | 'routerOptions'> {
+  return {
+    frameworkErrors: kernelFrameworkErrors,
+    rewriteUrl: kernelRewriteUrl,
+    routerOptions: { maxParamLength: KERNEL_MAX_PARAM_LENGTH }
+  }
+}

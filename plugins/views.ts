@@ -1,0 +1,31 @@
+import type { FastifyInstance } from 'fastify'
+import view from '@fastify/view'
+import Handlebars from 'handlebars'
+import { templatesDir } from '../src/config/paths.js'
+import { registerTemplateHelpers } from '../src/http/template-helpers.js'
+
+/** The reply decorator the kernel renders with; named so it never clashes with an app's own `view`. */
+export const VIEW_PROPERTY = 'kernelView'
+
+/**
+ * @fastify/view on a handlebars instance of the kernel's own (an app's helpers and partials
+ * never leak into error pages). Templates are the package's own files: compiled once and cached.
+ */
+export async function registerKernelViews (app: FastifyInstance, partials: Record<string, string> = {}): Promise<void> {
+  const handlebars = Handlebars.create()
+  registerTemplateHelpers(handlebars)
+  await app.register(view, {
+    engine: { handlebars },
+    root: templatesDir,
+    propertyName: VIEW_PROPERTY,
+    production: true,
+    options: { partials }
+  })
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** renders one of the kernel's templates to a string (works for requests that have no route context) */
+    kernelView: (page: string, data?: object) => Promise<string>
+  }
+}

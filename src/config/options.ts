@@ -1,0 +1,57 @@
+import { Ajv } from 'ajv'
+import { KernelError } from '../errors/kernel-errors.js'
+
+/** Options of `app.register(kernel, options)`. */
+export interface KernelOptions {
+  /** detailed error pages and debug headers; default false */
+  debug?: boolean
+  /** send `X-Robots-Tag: noindex` on every response; default: on in debug, off otherwise */
+  disallowRobotsIndexing?: boolean
+  /**
+   * install the kernel's not-found handler for the whole app (default true). Set false when the
+   * app has its own, and call `app.kernel.notFound(request, reply)` from it.
+   */
+  notFoundHandler?: boolean
+}
+
+export interface ResolvedKernelOptions {
+  debug: boolean
+  disallowRobotsIndexing: boolean
+  notFoundHandler: boolean
+}
+
+const schema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    debug: { type: 'boolean' },
+    disallowRobotsIndexing: { type: 'boolean' },
+    notFoundHandler: { type: 'boolean' },
+    // added by Fastify's register() itself
+    prefix: { type: 'string' },
+    logLevel: { type: 'string' },
+    logSerializers: { type: 'object' }
+  }
+} as const
+
+const validate = new Ajv({ allErrors: true, strict: true }).compile(schema)
+
+/** Validates the plugin's options and fills in defaults; fails with every problem named. */
+export function resolveKernelOptions (options: unknown): ResolvedKernelOptions {
+  const given = options ?? {}
+  if (!validate(given)) {
+    const problems = (validate.errors ?? []).map((e) => {
+      if (e.keyword === 'additionalProperties') return `unknown option "${String(e.params.additionalProperty)}"`
+      const name = e.instancePath.replace(/^\//, '') || 'options'
+      return `option "${name}" ${e.message ?? 'is invalid'}`
+    })
+    throw new KernelError('KERNEL_INVALID_OPTIONS', `fastify-kernel: invalid options: ${problems.join('; ')}.`)
+  }
+  const o = given as KernelOptions
+  const debug = o.debug ?? false
+  return {
+    debug,
+    disallowRobotsIndexing: o.disallowRobotsIndexing ?? debug,
+    notFoundHandler: o.notFoundHandler ?? true
+  }
+}

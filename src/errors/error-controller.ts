@@ -1,0 +1,106 @@
+import type { ErrorFormat } from '../http/negotiate.js'
+import { rawUrlEncode } from '../http/encoding.js'
+import type { FlatException } from './flatten.js'
+import { flattenChain } from './flatten.js'
+
+/** What the error page shows of the request; every string here is client-controlled. */
+export interface RequestSummary {
+  method: string
+  url: string
+  headers: Array<{ name: string, value: string }>
+  attributes: Array<{ name: string, value: string }>
+}
+
+export interface ErrorPageInput {
+  error: unknown
+  debug: boolean
+  format: ErrorFormat
+  request: RequestSummary
+  /** the profile of this request, when the profiler is on */
+  profile?: { token: string, link: string }
+  /** extra blocks the debug page shows (the profiler adds the nearest routes of a 404) */
+  hints?: Array<{ title: string, lines: string[] }>
+}
+
+/** A response to render: either a finished body (JSON) or a template and its data. */
+export interface ErrorResponsePlan {
+  statusCode: number
+  headers: Record<string, string>
+  contentType: string
+  body?: string
+  template?: string
+  model?: Record<string, unknown>
+}
+
+const PROBLEM_TYPE = 'https://tools.ietf.org/html/rfc2616#section-10'
+const MAX_DEBUG_HEADER_MESSAGE = 2000
+
+/**
+ * Symfony's error controller, without Fastify: decides status, headers and body of the error
+ * response. Debug answers tell everything; production answers tell the status and nothing else.
+ */
+export function planErrorResponse (input: ErrorPageInput): ErrorResponsePlan {
+  const chain = flattenChain(input.error)
+  const outer = chain[0]
+  const headers: Record<string, string> = { ...outer.headers, Vary: 'Accept' }
+  if (input.debug) {
+    headers['X-Debug-Exception'] = rawUrlEncode(outer.message.slice(0, MAX_DEBUG_HEADER_MESSAGE))
+    headers['X-Debug-Exception-File'] = `${rawUrlEncode(outer.file)}:${outer.line}`
+  }
+
+  if (input.format !== 'html') {
+    const body: Record<string, unknown> = {
+      type: PROBLEM_TYPE,
+      title: 'An error occurred',
+      status: outer.statusCode,
+      detail: input.debug ? outer.message : outer.statusText
+    }
+    if (input.debug) {
+      body.class = outer.class
+      body.trace = outer.trace.map(({ function: fn, file, line }) => ({ function: fn, file, line }))
+    }
+    return {
+      statusCode: outer.statusCode,
+      headers,
+      contentType: input.format === 'problem' ? 'application/problem+json' : 'application/json',
+      body: JSON.stringify(body)
+    }
+  }
+
+  if (!input.debug) {
+    return {
+      statusCode: outer.statusCode,
+      headers,
+      contentType: 'text/html; charset=utf-8',
+      template: 'errors/production.hbs',
+      model: { statusCode: outer.statusCode, statusText: outer.statusText }
+    }
+  }
+
+  return {
+    statusCode: outer.statusCode,
+    headers,
+    contentType: 'text/html; charset=utf-8',
+    template: 'errors/debug.hbs',
+    model: debugModel(chain, input)
+  }
+}
+
+function debugModel (chain: FlatException[], input: ErrorPageInput): Record<string, unknown> {
+  const outer = chain[0]
+  return {
+    message: outer.message,
+    statusCode: outer.statusCode,
+    statusText: outer.statusText,
+    longMessage: outer.message.length > 180,
+    chain: chain.map((exception, position) => ({
+      ...exception,
+      position: chain.length - position,
+      appFrames: exception.trace.filter((frame) => !frame.vendor).length
+    })),
+    chainLength: chain.length,
+    request: input.request,
+    profile: input.profile,
+    hints: input.hints ?? []
+  }
+}

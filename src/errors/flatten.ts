@@ -1,0 +1,103 @@
+import { STATUS_CODES } from 'node:http'
+import { fileURLToPath } from 'node:url'
+import { HttpException } from './http-exceptions.js'
+
+export interface StackFrame {
+  function: string
+  file: string
+  line: number
+  column: number
+  /** Node's own code or a dependency's, folded away on the debug page */
+  vendor: boolean
+}
+
+/** One exception of a chain, as plain data: what the error pages and the profiler show. */
+export interface FlatException {
+  class: string
+  code?: string
+  message: string
+  statusCode: number
+  statusText: string
+  headers: Record<string, string>
+  file: string
+  line: number
+  trace: StackFrame[]
+}
+
+const MAX_CHAIN = 16
+const FRAME = /^\s*at (?:(.+?) \()?(.+?):(\d+):(\d+)\)?$/
+
+export function statusText (statusCode: number): string {
+  return STATUS_CODES[statusCode] ?? 'Unknown Status'
+}
+
+/**
+ * The status an error answers with: an HttpException's own, a Fastify or http-errors 4xx/5xx
+ * status, otherwise 500.
+ */
+export function statusOf (error: unknown): number {
+  if (error instanceof HttpException) return error.statusCode
+  if (typeof error === 'object' && error !== null) {
+    const status = (error as { statusCode?: unknown }).statusCode ?? (error as { status?: unknown }).status
+    if (typeof status === 'number' && Number.isInteger(status) && status >= 400 && status <= 599) return status
+  }
+  return 500
+}
+
+export function headersOf (error: unknown): Record<string, string> {
+  return error instanceof HttpException ? { ...error.headers } : {}
+}
+
+export function parseStack (stack: string | undefined): StackFrame[] {
+  if (stack === undefined) return []
+  const frames: StackFrame[] = []
+  for (const line of stack.split('\n')) {
+    const m = FRAME.exec(line)
+    if (m === null) continue
+    let file = m[2]
+    if (file.startsWith('file://')) {
+      try { file = fileURLToPath(file) } catch { /* keep the URL as it is */ }
+    }
+    frames.push({
+      function: m[1] ?? '(anonymous)',
+      file,
+      line: Number(m[3]),
+      column: Number(m[4]),
+      vendor: file.startsWith('node:') || file.includes('/node_modules/')
+    })
+  }
+  return frames
+}
+
+function flattenOne (error: unknown): FlatException {
+  const statusCode = statusOf(error)
+  if (!(error instanceof Error)) {
+    return { class: typeof error, message: String(error), statusCode, statusText: statusText(statusCode), headers: {}, file: '', line: 0, trace: [] }
+  }
+  const trace = parseStack(error.stack)
+  const code = (error as { code?: unknown }).code
+  return {
+    class: error.constructor?.name !== undefined && error.constructor.name !== 'Error' ? error.constructor.name : error.name,
+    ...(typeof code === 'string' ? { code } : {}),
+    message: error.message,
+    statusCode,
+    statusText: statusText(statusCode),
+    headers: headersOf(error),
+    file: trace[0]?.file ?? '',
+    line: trace[0]?.line ?? 0,
+    trace
+  }
+}
+
+/** The exception and its causes, outermost first (cycle-safe, at most 16 deep). */
+export function flattenChain (error: unknown): FlatException[] {
+  const chain: FlatException[] = []
+  const seen = new Set<unknown>()
+  let current: unknown = error
+  while (current !== undefined && current !== null && !seen.has(current) && chain.length < MAX_CHAIN) {
+    seen.add(current)
+    chain.push(flattenOne(current))
+    current = current instanceof Error ? current.cause : undefined
+  }
+  return chain
+}

@@ -1,0 +1,55 @@
+/**
+ * Exceptions that carry an HTTP status and headers, as Symfony's HttpException does.
+ * Routing failures and request errors are raised as these; the error controller renders them.
+ */
+export class HttpException extends Error {
+  readonly headers: Record<string, string>
+
+  constructor (readonly statusCode: number, message = '', options: { cause?: unknown, headers?: Record<string, string> } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.name = new.target.name
+    this.headers = options.headers ?? {}
+  }
+}
+
+export class BadRequestHttpException extends HttpException {
+  constructor (message = '', cause?: unknown) { super(400, message, { cause }) }
+}
+
+export class UnauthorizedHttpException extends HttpException {
+  constructor (challenge: string, message = '', cause?: unknown) {
+    super(401, message, { cause, headers: { 'WWW-Authenticate': challenge } })
+  }
+}
+
+export class AccessDeniedHttpException extends HttpException {
+  constructor (message = 'Access Denied.', cause?: unknown) { super(403, message, { cause }) }
+}
+
+export class NotFoundHttpException extends HttpException {
+  constructor (message = '', cause?: unknown) { super(404, message, { cause }) }
+}
+
+export class MethodNotAllowedHttpException extends HttpException {
+  constructor (readonly allowedMethods: string[], message = '', cause?: unknown) {
+    super(405, message, { cause, headers: { Allow: allowedMethods.join(', ') } })
+  }
+}
+
+export class UriTooLongHttpException extends HttpException {
+  constructor (message = '', cause?: unknown) { super(414, message, { cause }) }
+}
+
+/** The matcher's own failures: the causes of the HTTP exceptions above. */
+export class ResourceNotFoundException extends Error {
+  constructor (message: string) { super(message); this.name = 'ResourceNotFoundException' }
+}
+
+export class MethodNotAllowedException extends Error {
+  constructor (readonly allowedMethods: string[]) { super(''); this.name = 'MethodNotAllowedException' }
+}
+
+/** A request whose Host header is not a host name; Symfony's SuspiciousOperationException. */
+export class SuspiciousOperationException extends Error {
+  constructor (message: string) { super(message); this.name = 'SuspiciousOperationException' }
+}

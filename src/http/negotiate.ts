@@ -1,0 +1,55 @@
+export type ErrorFormat = 'html' | 'json' | 'problem'
+
+/** The formats Symfony knows by MIME type; the first accepted type with a known format wins. */
+const FORMAT_OF_TYPE: Record<string, ErrorFormat | 'other'> = {
+  'text/html': 'html',
+  'application/xhtml+xml': 'html',
+  'application/json': 'json',
+  'application/x-json': 'json',
+  'application/problem+json': 'problem',
+  'text/plain': 'other',
+  'application/javascript': 'other',
+  'application/x-javascript': 'other',
+  'text/javascript': 'other',
+  'text/css': 'other',
+  'application/ld+json': 'other',
+  'text/xml': 'other',
+  'application/xml': 'other',
+  'application/x-xml': 'other',
+  'application/rdf+xml': 'other',
+  'application/atom+xml': 'other',
+  'application/rss+xml': 'other',
+  'application/x-www-form-urlencoded': 'other',
+  'multipart/form-data': 'other'
+}
+
+const MAX_ACCEPT_ITEMS = 64
+
+/**
+ * The error format a client asked for, as Symfony's `Request::getPreferredFormat()` picks it:
+ * media ranges by quality (ties keep header order), the first one with a known format wins;
+ * only JSON types answer JSON, every other known format and no match at all answer HTML.
+ * (negotiator ranks by specificity too, which Symfony does not, so it is not used here.)
+ */
+export function preferredErrorFormat (accept: string | undefined): ErrorFormat {
+  if (accept === undefined || accept === '') return 'html'
+  const ranges: Array<{ type: string, q: number, index: number }> = []
+  const items = accept.split(',', MAX_ACCEPT_ITEMS)
+  for (let index = 0; index < items.length; index++) {
+    const [type, ...params] = items[index].split(';')
+    let q = 1
+    for (const param of params) {
+      const [key, value] = param.split('=')
+      if (key.trim().toLowerCase() === 'q') q = Number.parseFloat(value) || 0
+    }
+    const mediaType = type.trim().toLowerCase()
+    if (mediaType !== '' && q > 0) ranges.push({ type: mediaType, q, index })
+  }
+  ranges.sort((a, b) => b.q - a.q || a.index - b.index)
+  for (const range of ranges) {
+    const format = FORMAT_OF_TYPE[range.type]
+    if (format === 'other') return 'html'
+    if (format !== undefined) return format
+  }
+  return 'html'
+}

@@ -1,0 +1,55 @@
+import type { TraceEntry } from './trace.js'
+import { now } from './trace.js'
+import type { RoutingOutcome } from '../routing/matcher.js'
+
+export interface RequestUri {
+  scheme: string
+  /** host, with the port when it is not the scheme's default */
+  httpHost: string
+  /** the raw path, never decoded */
+  path: string
+  /** the raw query string, without `?` */
+  query: string
+}
+
+/** Symfony-style request attributes: what routing and the request listeners decided. */
+export interface RequestAttributes {
+  _route?: string
+  _route_params?: Record<string, string>
+  _controller?: string
+  _locale?: string
+  [name: string]: unknown
+}
+
+/**
+ * Everything the kernel knows about one request. Created in `kernel.request`, read by
+ * listeners, the error controller and the profiler; plain data, no Fastify objects.
+ */
+export class KernelContext {
+  readonly startedAt = now()
+  readonly startedAtEpoch = Date.now()
+  readonly attributes: RequestAttributes = {}
+  readonly trace: TraceEntry[] = []
+  /** scheme, host and raw path as Symfony computes them; set by the router listener */
+  uri: RequestUri | undefined
+  /** set for requests Fastify rejected before routing (bad URL): they are routing misses */
+  forcedMiss = false
+  /** the outcome of route matching, when Fastify found no route */
+  routing: RoutingOutcome | undefined
+  /** the error that went through kernel.exception, as thrown */
+  exception: unknown
+  /** the stages that have finished, so that each runs once even when hooks overlap */
+  finished = false
+  terminated = false
+  /** free-form storage for listeners (session, user, profile), keyed by feature */
+  readonly bag = new Map<string, unknown>()
+
+  /** `scheme://host[:port]/raw/path`, as in Symfony's routing messages */
+  absoluteUrl (): string {
+    return this.uri === undefined ? '' : `${this.uri.scheme}://${this.uri.httpHost}${this.uri.path}`
+  }
+
+  elapsed (): number {
+    return now() - this.startedAt
+  }
+}

@@ -1,0 +1,62 @@
+import type { FastifyRequest } from 'fastify'
+import type { ExceptionEvent, KernelResponse } from '../events.js'
+import type { KernelContext } from '../context.js'
+import type { ErrorPageInput, RequestSummary } from '../../errors/error-controller.js'
+import { planErrorResponse } from '../../errors/error-controller.js'
+import { preferredErrorFormat } from '../../http/negotiate.js'
+
+export type TemplateRenderer = (template: string, model: Record<string, unknown>) => Promise<string>
+
+/** Adds to what a debug error page shows (the profiler adds its token and the nearest routes). */
+export type ErrorPageExtension = (event: ExceptionEvent) => Partial<Pick<ErrorPageInput, 'profile' | 'hints'>> | undefined
+
+const MASKED_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie'])
+
+export function summarizeRequest (request: FastifyRequest, context: KernelContext): RequestSummary {
+  const uri = context.uri
+  const url = uri === undefined ? request.url : `${context.absoluteUrl()}${uri.query === '' ? '' : '?' + uri.query}`
+  const headers: RequestSummary['headers'] = []
+  const raw = request.raw.rawHeaders
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    headers.push({ name: raw[i], value: MASKED_HEADERS.has(raw[i].toLowerCase()) ? '******' : raw[i + 1] })
+  }
+  const attributes = Object.entries(context.attributes)
+    .filter(([, value]) => value !== undefined)
+    .map(([name, value]) => ({ name, value: typeof value === 'string' ? value : JSON.stringify(value) ?? String(value) }))
+  return { method: request.method, url, headers, attributes }
+}
+
+/** The plain-text answer used when a template itself fails: never a stack, never a path. */
+export function lastResortResponse (statusCode: number, statusText: string): KernelResponse {
+  return { statusCode, headers: {}, contentType: 'text/plain; charset=utf-8', body: `${statusCode} ${statusText}` }
+}
+
+/**
+ * The error controller as the last kernel.exception listener (priority -128): it answers
+ * every exception no earlier listener answered, in the format the client accepts.
+ */
+export function createErrorController (debug: boolean, render: TemplateRenderer, extensions: readonly ErrorPageExtension[]) {
+  return async function errorController (event: ExceptionEvent): Promise<void> {
+    const input: ErrorPageInput = {
+      error: event.error,
+      debug,
+      format: preferredErrorFormat(event.request.headers.accept),
+      request: summarizeRequest(event.request, event.context)
+    }
+    if (debug) {
+      for (const extend of extensions) Object.assign(input, extend(event))
+    }
+    const plan = planErrorResponse(input)
+    let body = plan.body ?? ''
+    if (plan.template !== undefined) {
+      try {
+        body = await render(plan.template, plan.model ?? {})
+      } catch (error) {
+        event.request.log.error({ err: error }, 'fastify-kernel: rendering the error page failed')
+        event.setResponse(lastResortResponse(plan.statusCode, String(plan.model?.statusText ?? 'Error')))
+        return
+      }
+    }
+    event.setResponse({ statusCode: plan.statusCode, headers: plan.headers, contentType: plan.contentType, body })
+  }
+}

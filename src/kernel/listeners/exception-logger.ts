@@ -1,0 +1,10 @@
+import type { ExceptionEvent } from '../events.js'
+import { statusOf } from '../../errors/flatten.js'
+
+/** Logs every exception once: server errors as errors, client errors as information. */
+export function logException (event: ExceptionEvent): void {
+  const status = statusOf(event.error)
+  const message = event.error instanceof Error ? event.error.message : String(event.error)
+  if (status >= 500) event.request.log.error({ err: event.error }, `Uncaught exception: ${message}`)
+  else event.request.log.info({ statusCode: status }, message)
+}

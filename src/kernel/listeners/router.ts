@@ -1,0 +1,95 @@
+import type { FastifyRequest } from 'fastify'
+import type { RequestEvent, KernelResponse } from '../events.js'
+import type { KernelContext } from '../context.js'
+import type { RouteDefinition, RouteTable } from '../../routing/route-table.js'
+import { matchMiss } from '../../routing/matcher.js'
+import { parseHttpHost, splitRequestTarget } from '../../routing/request-uri.js'
+import { permanentRedirect } from '../../routing/redirect.js'
+import {
+  BadRequestHttpException,
+  MethodNotAllowedException,
+  MethodNotAllowedHttpException,
+  NotFoundHttpException,
+  ResourceNotFoundException,
+  SuspiciousOperationException
+} from '../../errors/http-exceptions.js'
+import { KernelError } from '../../errors/kernel-errors.js'
+
+/** Stamped on each route's config by the kernel's onRoute hook. */
+export const kKernelRoute = Symbol.for('fastify-kernel.route')
+/** Stamped on the config of the kernel's own not-found handler. */
+export const kKernelNotFound = Symbol.for('fastify-kernel.not-found')
+
+type StampedConfig = { [kKernelRoute]?: RouteDefinition, [kKernelNotFound]?: boolean } | undefined
+
+/** Scheme, host and raw path of the request; a Host that is not a host name is a 400. */
+export function resolveRequestUri (request: FastifyRequest, context: KernelContext): void {
+  const { path, query } = splitRequestTarget(request.originalUrl ?? request.raw.url ?? '/')
+  const scheme = request.protocol
+  try {
+    context.uri = { scheme, httpHost: parseHttpHost(request.host, scheme).httpHost, path, query }
+  } catch (error) {
+    context.uri = { scheme, httpHost: 'localhost', path, query }
+    if (error instanceof SuspiciousOperationException) throw new BadRequestHttpException(error.message, error)
+    throw error
+  }
+}
+
+/**
+ * The answer to a request no route serves: a trailing-slash redirect, or the 404 / 405
+ * exception with Symfony's exact message and cause.
+ */
+export function routingFailure (table: RouteTable, request: FastifyRequest, context: KernelContext): KernelResponse {
+  if (context.uri === undefined) resolveRequestUri(request, context)
+  const uri = context.uri!
+  const outcome = matchMiss(table, request.method, uri.path)
+  context.routing = outcome
+  const url = context.absoluteUrl()
+  switch (outcome.kind) {
+    case 'redirect': {
+      const location = `${uri.scheme}://${uri.httpHost}${outcome.path}${uri.query === '' ? '' : '?' + uri.query}`
+      return permanentRedirect(location, request.method !== 'HEAD')
+    }
+    case 'method-not-allowed':
+      throw new MethodNotAllowedHttpException(
+        outcome.allow,
+        `No route found for "${request.method} ${url}": Method Not Allowed (Allow: ${outcome.allow.join(', ')})`,
+        new MethodNotAllowedException(outcome.allow)
+      )
+    case 'not-found': {
+      const referer = request.headers.referer
+      // PHP truthiness, as in Symfony's RouterListener: "" and "0" add no suffix
+      const from = typeof referer === 'string' && referer !== '' && referer !== '0' ? ` (from "${referer}")` : ''
+      throw new NotFoundHttpException(
+        `No route found for "${request.method} ${url}"${from}`,
+        new ResourceNotFoundException(`No routes found for "${outcome.attemptedPath}".`)
+      )
+    }
+  }
+}
+
+/**
+ * The router listener of kernel.request (priority 32). Fastify has already matched the route;
+ * this records the match as request attributes, or turns a miss into the routing error here,
+ * so that later request listeners and any controller never run.
+ */
+export function createRouterListener (table: RouteTable) {
+  return function router (event: RequestEvent): void {
+    const { request, context } = event
+    resolveRequestUri(request, context)
+    const config = request.routeOptions.config as StampedConfig
+    if (!request.is404 && !context.forcedMiss) {
+      const route = config?.[kKernelRoute]
+      if (route === undefined) {
+        throw new KernelError('KERNEL_ROUTE_BEFORE_KERNEL', `Route "${request.routeOptions.method} ${request.routeOptions.url}" was added before fastify-kernel was registered; register the kernel first (await app.register(kernel)) so that it sees every route.`)
+      }
+      context.attributes._route = route.name
+      context.attributes._controller = route.controller
+      context.attributes._route_params = request.params as Record<string, string>
+      return
+    }
+    // a miss under an app's own not-found handler is that handler's to answer
+    if (!context.forcedMiss && config?.[kKernelNotFound] !== true) return
+    event.setResponse(routingFailure(table, request, context))
+  }
+}

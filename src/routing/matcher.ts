@@ -1,0 +1,29 @@
+import type { RouteTable } from './route-table.js'
+
+/** What matching decided for a request that Fastify's router did not serve. */
+export type RoutingOutcome =
+  | { kind: 'redirect', path: string }
+  | { kind: 'method-not-allowed', allow: string[] }
+  | { kind: 'not-found', attemptedPath: string }
+
+/**
+ * Symfony's redirectable URL matcher, for a request Fastify found no route for:
+ * a path matched with other methods is a 405; otherwise GET and HEAD try the path with the
+ * trailing slash toggled (a hit is a redirect); otherwise 404, reporting the last path tried.
+ */
+export function matchMiss (table: RouteTable, method: string, rawPath: string): RoutingOutcome {
+  const allow = table.allowedMethods(rawPath)
+  if (allow.length > 0) return { kind: 'method-not-allowed', allow }
+  if (method !== 'GET' && method !== 'HEAD') return { kind: 'not-found', attemptedPath: rawPath }
+  const trimmed = trimTrailingSlashes(rawPath)
+  if (trimmed === '/') return { kind: 'not-found', attemptedPath: rawPath }
+  const toggled = trimmed === rawPath ? rawPath + '/' : trimmed
+  if (table.match('GET', toggled) !== null) return { kind: 'redirect', path: toggled }
+  return { kind: 'not-found', attemptedPath: toggled }
+}
+
+function trimTrailingSlashes (path: string): string {
+  let end = path.length
+  while (end > 0 && path.charCodeAt(end - 1) === 47 /* / */) end--
+  return end === 0 ? '/' : path.slice(0, end)
+}

@@ -1,0 +1,28 @@
+import { escapeHtml } from '../http/encoding.js'
+import type { KernelResponse } from '../kernel/events.js'
+
+/** Header values may only hold visible ASCII: anything else in a raw path is percent-encoded. */
+function headerSafe (url: string): string {
+  return url.toWellFormed().replace(/[^\x21-\x7e]/gu, (c) => encodeURIComponent(c))
+}
+
+/** Symfony's RedirectResponse: 301, absolute Location, a meta-refresh page linking the target. */
+export function permanentRedirect (location: string, withBody = true): KernelResponse {
+  const target = headerSafe(location)
+  const url = escapeHtml(target)
+  const body = withBody
+    ? `<!DOCTYPE html>
+<html>
+    <head>
+        <meta charset="UTF-8" />
+        <meta http-equiv="refresh" content="0;url='${url}'" />
+
+        <title>Redirecting to ${url}</title>
+    </head>
+    <body>
+        Redirecting to <a href="${url}">${url}</a>.
+    </body>
+</html>`
+    : ''
+  return { statusCode: 301, headers: { Location: target }, contentType: 'text/html; charset=utf-8', body }
+}

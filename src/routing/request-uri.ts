@@ -1,0 +1,60 @@
+import { SuspiciousOperationException } from '../errors/http-exceptions.js'
+
+/** The request target split as Symfony sees it: the raw path (never decoded) and the raw query. */
+export interface RequestTarget {
+  path: string
+  query: string
+}
+
+const ABSOLUTE_FORM = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//
+
+/**
+ * Splits a raw request target. An absolute-form target (`http://other/x?y`) contributes only
+ * its path; the fragment is dropped; a target without a leading slash gets one.
+ */
+export function splitRequestTarget (target: string): RequestTarget {
+  let rest = target
+  const scheme = ABSOLUTE_FORM.exec(rest)
+  if (scheme !== null) {
+    const pathStart = rest.indexOf('/', scheme[0].length)
+    rest = pathStart === -1 ? '/' : rest.slice(pathStart)
+  }
+  const hash = rest.indexOf('#')
+  if (hash !== -1) rest = rest.slice(0, hash)
+  const mark = rest.indexOf('?')
+  const path = mark === -1 ? rest : rest.slice(0, mark)
+  const query = mark === -1 ? '' : rest.slice(mark + 1)
+  return { path: path.startsWith('/') ? path : '/' + path, query }
+}
+
+export interface HttpHost {
+  /** lower-cased host name, without port */
+  host: string
+  port: number
+  /** `host` or `host:port` when the port is not the scheme's default */
+  httpHost: string
+}
+
+const DEFAULT_PORTS: Record<string, number> = { http: 80, https: 443 }
+const PORT_SUFFIX = /:\d+$/
+const HOST_RUNS = /(?:^\[)?[a-zA-Z0-9:\]_-]+\.?/g
+
+/**
+ * Host and port from the Host header, by Symfony's rules: lower-cased, the port kept only when
+ * it is not the scheme's default, and anything that is not a host name rejected.
+ */
+export function parseHttpHost (hostHeader: string | undefined, scheme: string, fallbackHost = 'localhost'): HttpHost {
+  const raw = (hostHeader ?? '').trim()
+  const host = raw === '' ? fallbackHost : raw.replace(PORT_SUFFIX, '').toLowerCase()
+  // replace, not test: a single pass over the value, whatever its length
+  if (host !== '' && host.replace(HOST_RUNS, '') !== '') {
+    throw new SuspiciousOperationException(`Invalid Host "${host}".`)
+  }
+  const defaultPort = DEFAULT_PORTS[scheme] ?? 80
+  let port = defaultPort
+  if (raw !== '') {
+    const colon = raw.startsWith('[') ? raw.indexOf(':', raw.lastIndexOf(']')) : raw.lastIndexOf(':')
+    if (colon !== -1 && colon < raw.length - 1) port = Number.parseInt(raw.slice(colon + 1), 10) || 0
+  }
+  return { host, port, httpHost: port === defaultPort ? host : `${host}:${port}` }
+}

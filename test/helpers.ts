@@ -1,0 +1,25 @@
+import type { FastifyInstance, FastifyServerOptions } from 'fastify'
+import { createKernelApp } from '../src/index.js'
+import type { KernelOptions } from '../src/index.js'
+
+/** A kernel app with a small route table like the reference application's. */
+export async function buildApp (kernel: KernelOptions = { debug: true }, fastify: FastifyServerOptions = {}): Promise<FastifyInstance> {
+  const app = await createKernelApp({ kernel, fastify })
+  app.get('/', { config: { name: 'home' } }, async function home () { return 'home' })
+  app.get('/hello/:name', { config: { name: 'hello' } }, async function hello (request) {
+    return { name: (request.params as { name: string }).name }
+  })
+  app.route({ method: ['GET', 'POST'], url: '/form', config: { name: 'form' }, handler: async function form () { return 'form' } })
+  app.put('/form', async () => 'put form')
+  app.post('/only-post', async () => 'posted')
+  app.get('/blog/', { config: { name: 'blog' } }, async () => 'blog')
+  app.get('/about', async () => 'about')
+  app.get('/items/:id(^\\d+$)', async (request) => ({ id: (request.params as { id: string }).id }))
+  app.post('/items/:id(^\\d+$)', async () => 'item posted')
+  app.get('/:_locale(^(en|fr)$)/contact', async () => 'contact')
+  app.get('/boom', async function boom () { throw new Error('kaboom', { cause: new TypeError('inner failure') }) })
+  await app.ready()
+  return app
+}
+
+export const HOST = 'example.test'
