@@ -13,6 +13,8 @@ import { disallowRobotsIndexing } from '../src/kernel/listeners/robots.js'
 import { KernelContext } from '../src/kernel/context.js'
 import { installLifecycle, sendKernelResponse } from './lifecycle.js'
 import { registerKernelViews } from './views.js'
+import { registerProfiler } from './profiler.js'
+import { registerRequestServices } from './request-services.js'
 
 function controllerName (handler: unknown): string {
   return typeof handler === 'function' && handler.name !== '' ? handler.name : 'anonymous'
@@ -60,6 +62,10 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
   })
 
   installLifecycle(app, kernel, errorController)
+
+  // optional features, each a plugin of its own wired to the kernel's stages as listeners
+  await registerRequestServices(app, kernel, options)
+  await registerProfiler(app, kernel, options)
 
   if (options.notFoundHandler) {
     app.setNotFoundHandler({ config: { [kKernelNotFound]: true } } as never, function kernelNotFound (request: FastifyRequest, reply: FastifyReply) {

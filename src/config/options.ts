@@ -12,12 +12,25 @@ export interface KernelOptions {
    * app has its own, and call `app.kernel.notFound(request, reply)` from it.
    */
   notFoundHandler?: boolean
+  /** the web profiler (debug only); validated by the profiler itself */
+  profiler?: boolean | Record<string, unknown>
+  /** sessions, validated by the session feature */
+  session?: Record<string, unknown>
+  /** default and enabled locales, validated by the locale feature */
+  locale?: Record<string, unknown>
+  /** firewalls, users and access rules, validated by the security feature */
+  security?: Record<string, unknown>
 }
 
 export interface ResolvedKernelOptions {
   debug: boolean
   disallowRobotsIndexing: boolean
   notFoundHandler: boolean
+  /** the features' own options, passed on as given */
+  profiler: KernelOptions['profiler']
+  session: KernelOptions['session']
+  locale: KernelOptions['locale']
+  security: KernelOptions['security']
 }
 
 const schema = {
@@ -27,6 +40,10 @@ const schema = {
     debug: { type: 'boolean' },
     disallowRobotsIndexing: { type: 'boolean' },
     notFoundHandler: { type: 'boolean' },
+    profiler: { type: ['boolean', 'object'] },
+    session: { type: 'object' },
+    locale: { type: 'object' },
+    security: { type: 'object' },
     // added by Fastify's register() itself
     prefix: { type: 'string' },
     logLevel: { type: 'string' },
@@ -52,6 +69,10 @@ export function resolveKernelOptions (options: unknown): ResolvedKernelOptions {
   return {
     debug,
     disallowRobotsIndexing: o.disallowRobotsIndexing ?? debug,
-    notFoundHandler: o.notFoundHandler ?? true
+    notFoundHandler: o.notFoundHandler ?? true,
+    profiler: o.profiler,
+    session: o.session,
+    locale: o.locale,
+    security: o.security
   }
 }
