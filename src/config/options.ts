@@ -51,7 +51,7 @@ const schema = {
   }
 } as const
 
-const validate = new Ajv({ allErrors: true, strict: true }).compile(schema)
+const validate = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true }).compile(schema)
 
 /** Validates the plugin's options and fills in defaults; fails with every problem named. */
 export function resolveKernelOptions (options: unknown): ResolvedKernelOptions {
