@@ -14,8 +14,9 @@ export async function createKernelApp (options: { kernel?: KernelOptions, fastif
   const app = Fastify({
     ...defaults,
     ...given,
-    routerOptions: { ...defaults.routerOptions, ...(given.routerOptions ?? {}) }
-  })
+    routerOptions: { ...defaults.routerOptions, ...(given.routerOptions ?? {}) },
+    http: { ...defaults.http, ...((given as { http?: object }).http ?? {}) }
+  } as FastifyServerOptions)
   await app.register(kernel, options.kernel ?? {})
   return app
 }

@@ -1,8 +1,13 @@
 import type { FastifyError, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
 import { splitRequestTarget } from '../src/routing/request-uri.js'
 
-/** Long enough for any path HTTP/1.1 can carry with Node's default 16 KiB header limit. */
-export const KERNEL_MAX_PARAM_LENGTH = 16384
+/**
+ * Request line and headers may take 128 KiB (Node's default is 16 KiB), so that a 64 KiB path
+ * still reaches the router and gets its 404 rather than a bare 431 from Node's parser.
+ */
+export const KERNEL_MAX_HEADER_SIZE = 128 * 1024
+/** No parameter can be longer than the request line that carries it. */
+export const KERNEL_MAX_PARAM_LENGTH = KERNEL_MAX_HEADER_SIZE
 
 const ABSOLUTE_FORM = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//
 
@@ -34,10 +39,11 @@ export function kernelRewriteUrl (this: unknown, req: { url?: string }): string 
  * What to pass to `Fastify()` for the specified behaviour; a plugin cannot set these itself.
  * `Fastify({ ...kernelServerOptions(), logger: true })`
  */
-export function kernelServerOptions (): Pick<FastifyServerOptions, 'frameworkErrors' | 'rewriteUrl' | 'routerOptions'> {
+export function kernelServerOptions (): Pick<FastifyServerOptions, 'frameworkErrors' | 'rewriteUrl' | 'routerOptions'> & { http: { maxHeaderSize: number } } {
   return {
     frameworkErrors: kernelFrameworkErrors,
     rewriteUrl: kernelRewriteUrl,
-    routerOptions: { maxParamLength: KERNEL_MAX_PARAM_LENGTH }
+    routerOptions: { maxParamLength: KERNEL_MAX_PARAM_LENGTH },
+    http: { maxHeaderSize: KERNEL_MAX_HEADER_SIZE }
   }
 }

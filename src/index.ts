@@ -3,7 +3,7 @@ import { kernel } from '../plugins/kernel.js'
 export default kernel
 export { kernel }
 export { createKernelApp } from '../plugins/create-app.js'
-export { kernelServerOptions, kernelFrameworkErrors, kernelRewriteUrl, KERNEL_MAX_PARAM_LENGTH } from '../plugins/server-options.js'
+export { kernelServerOptions, kernelFrameworkErrors, kernelRewriteUrl, KERNEL_MAX_PARAM_LENGTH, KERNEL_MAX_HEADER_SIZE } from '../plugins/server-options.js'
 export type { KernelOptions } from './config/options.js'
 export { Kernel } from './kernel/kernel.js'
 export { KernelContext } from './kernel/context.js'

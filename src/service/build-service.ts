@@ -1,0 +1,22 @@
+import type { FastifyInstance } from 'fastify'
+import { createKernelApp } from '../../plugins/create-app.js'
+import type { ServiceEnv } from '../config/env.js'
+import { registerExampleRoutes } from './example-app.js'
+
+/** The standalone service: the kernel plugin with the example application, configured from env. */
+export async function buildService (env: ServiceEnv, overrides: { logger?: boolean } = {}): Promise<FastifyInstance> {
+  const logger = overrides.logger === false
+    ? false
+    : {
+        level: env.LOG_LEVEL,
+        // pretty in dev for people, JSON lines elsewhere for machines
+        ...(env.APP_ENV === 'dev' ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' } } } : {})
+      }
+  const app = await createKernelApp({
+    kernel: { debug: env.APP_DEBUG },
+    // a hop count is valid at run time (proxy-addr) though Fastify's types omit it
+    fastify: { logger, trustProxy: env.TRUST_PROXY as boolean | string }
+  })
+  registerExampleRoutes(app)
+  return app
+}

@@ -1,0 +1,28 @@
+import closeWithGrace from 'close-with-grace'
+import { loadServiceEnv } from '../config/env.js'
+import { buildService } from './build-service.js'
+
+let env
+try {
+  env = loadServiceEnv()
+} catch (error) {
+  console.error((error as Error).message)
+  process.exit(1)
+}
+
+const app = await buildService(env)
+
+// SIGINT / SIGTERM: stop accepting, finish in-flight requests, then exit (10 s at most)
+closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+  if (err !== undefined) app.log.error({ err }, 'fastify-kernel: shutting down after an error')
+  else app.log.info({ signal }, 'fastify-kernel: shutting down')
+  await app.close()
+})
+
+try {
+  await app.listen({ host: env.HOST, port: env.PORT })
+  app.log.info(`fastify-kernel service: APP_ENV=${env.APP_ENV} debug=${String(env.APP_DEBUG)}`)
+} catch (error) {
+  app.log.error({ err: error }, 'fastify-kernel: cannot listen')
+  process.exit(1)
+}
