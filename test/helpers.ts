@@ -3,8 +3,9 @@ import { createKernelApp } from '../src/index.js'
 import type { KernelOptions } from '../src/index.js'
 
 /** A kernel app with a small route table like the reference application's. */
-export async function buildApp (kernel: KernelOptions = { debug: true }, fastify: FastifyServerOptions = {}): Promise<FastifyInstance> {
+export async function buildApp (kernel: KernelOptions = { debug: true }, fastify: FastifyServerOptions = {}, more?: (app: FastifyInstance) => void): Promise<FastifyInstance> {
   const app = await createKernelApp({ kernel, fastify })
+  more?.(app)
   app.get('/', { config: { name: 'home' } }, async function home () { return 'home' })
   app.get('/hello/:name', { config: { name: 'hello' } }, async function hello (request) {
     return { name: (request.params as { name: string }).name }

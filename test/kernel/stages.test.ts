@@ -1,0 +1,164 @@
+import t from 'tap'
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from '../helpers.js'
+import { Stage, Priority } from '../../src/index.js'
+import type { KernelContext, TraceEntry } from '../../src/index.js'
+
+/** Runs a request and gives back the stage names of its trace, in order, and the listeners. */
+async function traced (app: FastifyInstance, url: string, method = 'GET'): Promise<{ stages: string[], listeners: string[], trace: TraceEntry[], status: number }> {
+  let context: KernelContext | null = null
+  const done = new Promise<void>((resolve) => {
+    app.kernel.on(Stage.TERMINATE, function capture (event) { context = event.context; resolve() }, { priority: -2000 })
+  })
+  void done
+  const res = await app.inject({ method, url, headers: { host: 'example.test' } })
+  await done
+  const trace = (context as KernelContext | null)?.trace ?? []
+  return {
+    stages: trace.filter((e) => e.listener === undefined).map((e) => e.stage),
+    listeners: trace.filter((e) => e.listener !== undefined).map((e) => `${e.stage}:${e.listener}`),
+    trace,
+    status: res.statusCode
+  }
+}
+
+t.test('a matched route runs the five stages in order, then terminate', async (t) => {
+  let handlerRan = false
+  const app = await buildApp({ debug: true }, {}, (app) => {
+    app.get('/traced', async () => { handlerRan = true; return 'ok' })
+  })
+  t.teardown(() => app.close())
+  // listeners are allowed after ready: the trace helper adds one per request
+  const { stages, status } = await traced(app, '/traced')
+  t.equal(status, 200)
+  t.ok(handlerRan)
+  t.same(stages, ['kernel.request', 'kernel.controller', 'kernel.controller_arguments', 'kernel.response', 'kernel.finish_request', 'kernel.terminate'])
+})
+
+t.test('a routing error fails in kernel.request, goes through kernel.exception, and still passes kernel.response', async (t) => {
+  const app = await buildApp({ debug: true })
+  const ran: string[] = []
+  app.kernel.on(Stage.REQUEST, function firewall () { ran.push('firewall') }, { priority: Priority.FIREWALL })
+  t.teardown(() => app.close())
+  const { stages, listeners, status, trace } = await traced(app, '/robots.txt')
+  t.equal(status, 404)
+  t.same(stages, ['kernel.request', 'kernel.exception', 'kernel.response', 'kernel.finish_request', 'kernel.terminate'])
+  t.same(ran, [], 'request listeners after the router do not run')
+  t.ok(listeners.includes('kernel.exception:error controller'))
+  t.equal(listeners.at(-2), 'kernel.response:disallow robots indexing', 'robots is the last response listener before terminate')
+  t.equal(trace.find((e) => e.listener === 'router')?.outcome, 'threw')
+})
+
+t.test('a controller error: ... kernel.controller_arguments > kernel.exception > kernel.response ...', async (t) => {
+  const app = await buildApp({ debug: true })
+  t.teardown(() => app.close())
+  const { stages, status } = await traced(app, '/boom')
+  t.equal(status, 500)
+  t.same(stages, ['kernel.request', 'kernel.controller', 'kernel.controller_arguments', 'kernel.exception', 'kernel.response', 'kernel.finish_request', 'kernel.terminate'])
+})
+
+t.test('listeners run by priority, higher first, stable for equal priorities', async (t) => {
+  const app = await buildApp({ debug: true })
+  const order: string[] = []
+  app.kernel.on(Stage.REQUEST, () => { order.push('low') }, { priority: -10 })
+  app.kernel.on(Stage.REQUEST, () => { order.push('high') }, { priority: 200 })
+  app.kernel.on(Stage.REQUEST, () => { order.push('zero-a') })
+  app.kernel.on(Stage.REQUEST, () => { order.push('zero-b') })
+  app.kernel.on(Stage.REQUEST, function beforeRouter () { order.push('33') }, { priority: 33 })
+  t.teardown(() => app.close())
+  const { listeners } = await traced(app, '/about')
+  t.same(order, ['high', '33', 'zero-a', 'zero-b', 'low'])
+  const names = listeners.filter((l) => l.startsWith('kernel.request:'))
+  t.equal(names.indexOf('kernel.request:beforeRouter') + 1, names.indexOf('kernel.request:router'), 'the router sits at priority 32')
+})
+
+t.test('a request listener can answer the request; later listeners and the controller do not run', async (t) => {
+  let controllerRan = false
+  const app = await buildApp({ debug: true }, {}, (app) => {
+    app.get('/maintenance', async () => { controllerRan = true; return 'no' })
+  })
+  const later: string[] = []
+  app.kernel.on(Stage.REQUEST, (event) => {
+    if (event.request.url === '/maintenance') event.setResponse({ statusCode: 503, headers: { 'Retry-After': '60' }, contentType: 'text/plain; charset=utf-8', body: 'down' })
+  }, { priority: 50 })
+  app.kernel.on(Stage.REQUEST, () => { later.push('ran') }, { priority: 40 })
+  t.teardown(() => app.close())
+  const res = await app.inject({ url: '/maintenance', headers: { host: 'example.test' } })
+  t.equal(res.statusCode, 503)
+  t.equal(res.body, 'down')
+  t.equal(res.headers['retry-after'], '60')
+  t.equal(res.headers['x-robots-tag'], 'noindex', 'the early answer still passes kernel.response')
+  t.notOk(controllerRan)
+  t.same(later, [])
+})
+
+t.test('stopPropagation stops the stage; async listeners are awaited in order', async (t) => {
+  const app = await buildApp({ debug: true })
+  const order: string[] = []
+  app.kernel.on(Stage.CONTROLLER, async () => { await new Promise((r) => setTimeout(r, 5)); order.push('async first') }, { priority: 10 })
+  app.kernel.on(Stage.CONTROLLER, (event) => { order.push('stopper'); event.stopPropagation() }, { priority: 5 })
+  app.kernel.on(Stage.CONTROLLER, () => { order.push('never') }, { priority: 1 })
+  t.teardown(() => app.close())
+  const res = await app.inject({ url: '/about', headers: { host: 'example.test' } })
+  t.equal(res.statusCode, 200)
+  t.same(order, ['async first', 'stopper'])
+})
+
+t.test('a throwing listener becomes the error of the request', async (t) => {
+  const app = await buildApp({ debug: true })
+  app.kernel.on(Stage.CONTROLLER_ARGUMENTS, async (event) => {
+    if ((event.arguments.params as { name?: string }).name === 'forbidden') throw new Error('arguments rejected')
+  })
+  t.teardown(() => app.close())
+  const res = await app.inject({ url: '/hello/forbidden', headers: { host: 'example.test', accept: 'application/json' } })
+  t.equal(res.statusCode, 500)
+  t.equal(res.json().detail, 'arguments rejected')
+  const ok = await app.inject({ url: '/hello/fine', headers: { host: 'example.test' } })
+  t.equal(ok.statusCode, 200)
+})
+
+t.test('a response listener can replace the payload; a failing one does not break the response', async (t) => {
+  const app = await buildApp({ debug: false })
+  app.kernel.on(Stage.RESPONSE, (event) => {
+    if (event.request.url === '/about') event.payload = 'rewritten'
+  })
+  app.kernel.on(Stage.RESPONSE, (event) => {
+    if (event.request.url === '/blog/') throw new Error('response listener broke')
+  })
+  t.teardown(() => app.close())
+  t.equal((await app.inject({ url: '/about', headers: { host: 'example.test' } })).body, 'rewritten')
+  const res = await app.inject({ url: '/blog/', headers: { host: 'example.test' } })
+  t.equal(res.statusCode, 200)
+  t.equal(res.body, 'blog')
+})
+
+t.test('the trace records start and duration of each stage and listener', async (t) => {
+  const app = await buildApp({ debug: true })
+  t.teardown(() => app.close())
+  const { trace } = await traced(app, '/hello/x')
+  t.ok(trace.length >= 6)
+  for (const entry of trace) {
+    t.ok(entry.start >= 0 && entry.duration >= 0, `${entry.stage} ${entry.listener ?? ''}`)
+  }
+  const router = trace.find((e) => e.listener === 'router')
+  t.equal(router?.priority, 32)
+})
+
+t.test('request attributes: route name, controller, params', async (t) => {
+  const app = await buildApp({ debug: true })
+  let attributes: Record<string, unknown> = {}
+  app.kernel.on(Stage.CONTROLLER, (event) => { attributes = { ...event.context.attributes } })
+  t.teardown(() => app.close())
+  await app.inject({ url: '/hello/J%C3%BCrgen', headers: { host: 'example.test' } })
+  t.equal(attributes._route, 'hello')
+  t.equal(attributes._controller, 'hello')
+  t.same(attributes._route_params, { name: 'Jürgen' })
+})
+
+t.test('bad listener registrations fail with clear errors', async (t) => {
+  const app = await buildApp({ debug: true })
+  t.teardown(() => app.close())
+  t.throws(() => app.kernel.on('kernel.nope' as never, () => {}), { code: 'KERNEL_UNKNOWN_STAGE' })
+  t.throws(() => app.kernel.on(Stage.REQUEST, 'x' as never), { code: 'KERNEL_INVALID_LISTENER' })
+  t.throws(() => app.kernel.on(Stage.REQUEST, () => {}, { priority: Number.NaN }), { code: 'KERNEL_INVALID_LISTENER' })
+})
