@@ -43,7 +43,7 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
     kernel.errorPageExtensions
   )
 
-  kernel.on(Stage.REQUEST, createRouterListener(routes), { priority: Priority.ROUTER, name: 'router' })
+  kernel.on(Stage.REQUEST, createRouterListener(routes, options.debug), { priority: Priority.ROUTER, name: 'router' })
   kernel.on(Stage.EXCEPTION, logException, { priority: Priority.EXCEPTION_LOGGER, name: 'exception logger' })
   kernel.on(Stage.EXCEPTION, errorController, { priority: Priority.ERROR_CONTROLLER, name: 'error controller' })
   if (options.disallowRobotsIndexing) {
@@ -76,7 +76,7 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
   /** Answers a request no route serves: the redirect, or the routing error thrown to kernel.exception. */
   function answerMiss (request: FastifyRequest, reply: FastifyReply): FastifyReply {
     const context = request.kernel ?? (request.kernel = new KernelContext())
-    return sendKernelResponse(reply, routingFailure(routes, request, context))
+    return sendKernelResponse(reply, routingFailure(routes, request, context, options.debug))
   }
 }
 

@@ -7,7 +7,7 @@
  *   (handler)      the controller
  *   error handler  kernel.exception        log · security · error controller renders the page
  *   onSend         kernel.response         profiler token · robots header (last)
- *   onResponse     kernel.finish_request, kernel.terminate   (also on abort and time-out)
+ *   onResponse     kernel.finish_request, kernel.terminate   (onRequestAbort when the client left)
  *
  * Requests Fastify rejects before routing (bad URL encoding) have no hooks at all:
  * `handleRejectedRequest` runs the same stages for them by hand.
@@ -96,11 +96,10 @@ export function installLifecycle (app: FastifyInstance, kernel: Kernel, errorCon
   app.addHook('onResponse', function kernelFinish (request, reply, done) {
     finishRequest(request, reply, false, done)
   })
+  // a client that goes away (or a connection time-out, which destroys the socket) skips
+  // onResponse: terminate still runs, so nothing kept for the request is leaked
   app.addHook('onRequestAbort', function kernelAbort (request, done) {
     finishRequest(request, null, true, done)
-  })
-  app.addHook('onTimeout', function kernelTimeout (request, reply, done) {
-    finishRequest(request, reply, true, done)
   })
 
   /** kernel.exception: listeners first, the error controller last; always ends in a response. */

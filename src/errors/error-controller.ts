@@ -40,7 +40,7 @@ const MAX_DEBUG_HEADER_MESSAGE = 2000
  * response. Debug answers tell everything; production answers tell the status and nothing else.
  */
 export function planErrorResponse (input: ErrorPageInput): ErrorResponsePlan {
-  const chain = flattenChain(input.error)
+  const chain = flattenChain(input.error, input.debug)
   const outer = chain[0]
   const headers: Record<string, string> = { ...outer.headers, Vary: 'Accept' }
   if (input.debug) {

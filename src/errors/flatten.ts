@@ -69,12 +69,13 @@ export function parseStack (stack: string | undefined): StackFrame[] {
   return frames
 }
 
-function flattenOne (error: unknown): FlatException {
+function flattenOne (error: unknown, withTrace: boolean): FlatException {
   const statusCode = statusOf(error)
   if (!(error instanceof Error)) {
     return { class: typeof error, message: String(error), statusCode, statusText: statusText(statusCode), headers: {}, file: '', line: 0, trace: [] }
   }
-  const trace = parseStack(error.stack)
+  // formatting a stack is the costliest part of an error response: only debug pages show it
+  const trace = withTrace ? parseStack(error.stack) : []
   const code = (error as { code?: unknown }).code
   return {
     class: error.constructor?.name !== undefined && error.constructor.name !== 'Error' ? error.constructor.name : error.name,
@@ -89,14 +90,18 @@ function flattenOne (error: unknown): FlatException {
   }
 }
 
-/** The exception and its causes, outermost first (cycle-safe, at most 16 deep). */
-export function flattenChain (error: unknown): FlatException[] {
+/**
+ * The exception and its causes, outermost first (cycle-safe, at most 16 deep), with parsed
+ * stack traces when `withTrace`; without, only the outermost exception (all production shows).
+ */
+export function flattenChain (error: unknown, withTrace = true): FlatException[] {
+  if (!withTrace) return [flattenOne(error, false)]
   const chain: FlatException[] = []
   const seen = new Set<unknown>()
   let current: unknown = error
   while (current !== undefined && current !== null && !seen.has(current) && chain.length < MAX_CHAIN) {
     seen.add(current)
-    chain.push(flattenOne(current))
+    chain.push(flattenOne(current, true))
     current = current instanceof Error ? current.cause : undefined
   }
   return chain

@@ -36,6 +36,19 @@ export function lastResortResponse (statusCode: number, statusText: string): Ker
  * every exception no earlier listener answered, in the format the client accepts.
  */
 export function createErrorController (debug: boolean, render: TemplateRenderer, extensions: readonly ErrorPageExtension[]) {
+  // a production page depends on its status alone: render each once
+  const productionPages = new Map<string, string>()
+  const renderPage = async (template: string, model: Record<string, unknown>): Promise<string> => {
+    if (debug) return await render(template, model)
+    const key = `${template}:${String(model.statusCode)}`
+    let page = productionPages.get(key)
+    if (page === undefined) {
+      page = await render(template, model)
+      if (productionPages.size < 100) productionPages.set(key, page)
+    }
+    return page
+  }
+
   return async function errorController (event: ExceptionEvent): Promise<void> {
     const input: ErrorPageInput = {
       error: event.error,
@@ -50,7 +63,7 @@ export function createErrorController (debug: boolean, render: TemplateRenderer,
     let body = plan.body ?? ''
     if (plan.template !== undefined) {
       try {
-        body = await render(plan.template, plan.model ?? {})
+        body = await renderPage(plan.template, plan.model ?? {})
       } catch (error) {
         event.request.log.error({ err: error }, 'fastify-kernel: rendering the error page failed')
         event.setResponse(lastResortResponse(plan.statusCode, String(plan.model?.statusText ?? 'Error')))

@@ -39,7 +39,20 @@ export function resolveRequestUri (request: FastifyRequest, context: KernelConte
  * The answer to a request no route serves: a trailing-slash redirect, or the 404 / 405
  * exception with Symfony's exact message and cause.
  */
-export function routingFailure (table: RouteTable, request: FastifyRequest, context: KernelContext): KernelResponse {
+export function routingFailure (table: RouteTable, request: FastifyRequest, context: KernelContext, withStack = true): KernelResponse {
+  if (withStack) return routingAnswer(table, request, context)
+  // A routing miss is an expected outcome whose stack only ever points into the kernel; where
+  // no page shows it (production), skip capturing it: it is most of a 404's cost.
+  const limit = Error.stackTraceLimit
+  Error.stackTraceLimit = 0
+  try {
+    return routingAnswer(table, request, context)
+  } finally {
+    Error.stackTraceLimit = limit
+  }
+}
+
+function routingAnswer (table: RouteTable, request: FastifyRequest, context: KernelContext): KernelResponse {
   if (context.uri === undefined) resolveRequestUri(request, context)
   const uri = context.uri!
   const outcome = matchMiss(table, request.method, uri.path)
@@ -73,7 +86,7 @@ export function routingFailure (table: RouteTable, request: FastifyRequest, cont
  * this records the match as request attributes, or turns a miss into the routing error here,
  * so that later request listeners and any controller never run.
  */
-export function createRouterListener (table: RouteTable) {
+export function createRouterListener (table: RouteTable, debug: boolean) {
   return function router (event: RequestEvent): void {
     const { request, context } = event
     resolveRequestUri(request, context)
@@ -90,6 +103,6 @@ export function createRouterListener (table: RouteTable) {
     }
     // a miss under an app's own not-found handler is that handler's to answer
     if (!context.forcedMiss && config?.[kKernelNotFound] !== true) return
-    event.setResponse(routingFailure(table, request, context))
+    event.setResponse(routingFailure(table, request, context, debug))
   }
 }

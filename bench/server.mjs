@@ -1,0 +1,20 @@
+// One server under load: `node bench/server.mjs bare` or `node bench/server.mjs kernel '<kernel options JSON>'`.
+// Prints its port on stdout, then serves until killed. Same routes in both, so the work differs only by the kernel.
+import Fastify from 'fastify'
+import { createKernelApp } from '../dist/src/index.js'
+
+const [kind = 'bare', optionsJson = '{}'] = process.argv.slice(2)
+
+const app = kind === 'bare'
+  ? Fastify()
+  : await createKernelApp({ kernel: JSON.parse(optionsJson) })
+
+app.get('/hello/:name', async (request) => ({ hello: request.params.name }))
+app.post('/hello/:name', async () => ({ posted: true }))
+app.get('/items/:id(^\\d+$)', async (request) => ({ id: request.params.id }))
+
+await app.listen({ port: 0, host: '127.0.0.1' })
+process.stdout.write(`${app.server.address().port}\n`)
+process.on('message', (message) => {
+  if (message === 'memory') process.send({ rss: process.memoryUsage().rss, heapUsed: process.memoryUsage().heapUsed })
+})
