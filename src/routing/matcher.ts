@@ -13,7 +13,11 @@ export type RoutingOutcome =
  */
 export function matchMiss (table: RouteTable, method: string, rawPath: string): RoutingOutcome {
   const allow = table.allowedMethods(rawPath)
-  if (allow.length > 0) return { kind: 'method-not-allowed', allow }
+  // the request's own method among them means Fastify refused it for another reason
+  // (route constraints such as host or version): that is a miss, not a wrong method
+  const canonical = method === 'HEAD' ? 'GET' : method
+  if (allow.length > 0 && !allow.includes(canonical)) return { kind: 'method-not-allowed', allow }
+  if (allow.length > 0) return { kind: 'not-found', attemptedPath: rawPath }
   if (method !== 'GET' && method !== 'HEAD') return { kind: 'not-found', attemptedPath: rawPath }
   const trimmed = trimTrailingSlashes(rawPath)
   if (trimmed === '/') return { kind: 'not-found', attemptedPath: rawPath }

@@ -162,3 +162,26 @@ t.test('bad listener registrations fail with clear errors', async (t) => {
   t.throws(() => app.kernel.on(Stage.REQUEST, 'x' as never), { code: 'KERNEL_INVALID_LISTENER' })
   t.throws(() => app.kernel.on(Stage.REQUEST, () => {}, { priority: Number.NaN }), { code: 'KERNEL_INVALID_LISTENER' })
 })
+
+t.test('a client that goes away still gets kernel.terminate (aborted), never a leak', async (t) => {
+  let release: () => void = () => {}
+  const app = await buildApp({ debug: true }, {}, (app) => {
+    app.get('/slow', async () => { await new Promise<void>((resolve) => { release = resolve }); return 'late' })
+  })
+  const terminated = new Promise<{ aborted: boolean, stages: string[] }>((resolve) => {
+    app.kernel.on(Stage.TERMINATE, (event) => {
+      resolve({ aborted: event.aborted, stages: event.context.trace.filter((e) => e.listener === undefined).map((e) => e.stage) })
+    })
+  })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  t.teardown(() => app.close())
+  const { connect } = await import('node:net')
+  const socket = connect((app.server.address() as { port: number }).port, '127.0.0.1')
+  socket.write('GET /slow HTTP/1.1\r\nHost: example.test\r\n\r\n')
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  socket.destroy()
+  const result = await terminated
+  release()
+  t.equal(result.aborted, true)
+  t.same(result.stages.slice(-2), ['kernel.finish_request', 'kernel.terminate'])
+})

@@ -58,3 +58,14 @@ t.test('wrong slash: other methods get 404; right slash with a wrong method gets
   const getWrongSlashPostOnly = await app.inject({ method: 'GET', url: '/only-post/', headers })
   t.equal(getWrongSlashPostOnly.statusCode, 404, 'the toggled path only matches another method: 404')
 })
+
+t.test('a route refused by its constraints is a 404, not a 405 naming the request\'s own method', async (t) => {
+  const app = await buildApp({ debug: true }, {}, (app) => {
+    app.get('/tenant', { constraints: { host: 'admin.example.test' } }, async () => 'admin')
+  })
+  t.teardown(() => app.close())
+  t.equal((await app.inject({ url: '/tenant', headers: { host: 'admin.example.test' } })).statusCode, 200)
+  const res = await app.inject({ url: '/tenant', headers })
+  t.equal(res.statusCode, 404)
+  t.notOk(res.headers.allow)
+})

@@ -1,0 +1,25 @@
+# The fastify-kernel service as a container image (production defaults; debug is refused in prod
+# unless APP_FORCE_DEBUG=true). Build: docker build -t fastify-kernel .
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json ./
+COPY src src
+COPY plugins plugins
+COPY templates templates
+RUN npm run build && npm prune --omit=dev
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production APP_ENV=prod HOST=0.0.0.0 PORT=8000 LOG_LEVEL=info
+WORKDIR /app
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules node_modules
+COPY --from=build /app/dist dist
+COPY templates templates
+# var/ holds the profiler's file storage when debug is forced on
+RUN mkdir -p var && chown node:node var
+USER node
+EXPOSE 8000
+# exec form: the Node process gets SIGTERM directly and shuts down gracefully
+CMD ["node", "dist/src/service/main.js"]
