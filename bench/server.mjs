@@ -15,6 +15,7 @@ app.get('/items/:id(^\\d+$)', async (request) => ({ id: request.params.id }))
 
 await app.listen({ port: 0, host: '127.0.0.1' })
 process.stdout.write(`${app.server.address().port}\n`)
+process.on('SIGINT', () => process.exit(0)) // exit cleanly, so --cpu-prof can write its profile
 process.on('message', (message) => {
   if (message === 'memory') process.send({ rss: process.memoryUsage().rss, heapUsed: process.memoryUsage().heapUsed })
 })

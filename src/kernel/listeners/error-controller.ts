@@ -54,7 +54,8 @@ export function createErrorController (debug: boolean, render: TemplateRenderer,
       error: event.error,
       debug,
       format: preferredErrorFormat(event.request.headers.accept),
-      request: summarizeRequest(event.request, event.context)
+      // only debug pages show the request
+      request: debug ? summarizeRequest(event.request, event.context) : { method: event.request.method, url: '', headers: [], attributes: [] }
     }
     if (debug) {
       for (const extend of extensions) Object.assign(input, extend(event))
