@@ -1,0 +1,55 @@
+import t from 'tap'
+import { execFileSync, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { resolve } from 'node:path'
+
+const root = resolve(import.meta.dirname, '../..')
+const main = resolve(root, 'dist/src/service/main.js')
+
+// the service runs from the compiled output, as `npm start` does
+execFileSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'ignore' })
+
+function start (env: Record<string, string>) {
+  return spawn(process.execPath, [main], { cwd: root, env: { PATH: process.env.PATH, APP_ENV: 'test', HOST: '127.0.0.1', PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+}
+
+t.test('the service starts, answers, and shuts down gracefully on SIGTERM', async (t) => {
+  const child = start({ LOG_LEVEL: 'info' })
+  let output = ''
+  const listening = new Promise<string>((resolvePort, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString()
+      const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output)
+      if (m !== null) resolvePort(m[1])
+    })
+    child.once('exit', () => reject(new Error(`exited early: ${output}`)))
+  })
+  const base = await listening
+  const res = await fetch(`${base}/robots.txt`, { headers: { accept: 'application/json' } })
+  t.equal(res.status, 404)
+  t.equal(((await res.json()) as { detail: string }).detail, 'Not Found', 'production detail: the status text')
+  t.equal(res.headers.get('x-robots-tag'), null, 'APP_ENV=test: debug off by default')
+  child.kill('SIGTERM')
+  const [code] = await once(child, 'exit')
+  t.equal(code, 0)
+  t.match(output, /shutting down/)
+  t.match(output, /"signal":"SIGTERM"/)
+})
+
+t.test('debug in prod is refused at start with the reason', async (t) => {
+  const child = start({ APP_ENV: 'prod', APP_DEBUG: 'true' })
+  let errors = ''
+  child.stderr.on('data', (chunk: Buffer) => { errors += chunk.toString() })
+  const [code] = await once(child, 'exit')
+  t.equal(code, 1)
+  t.match(errors, 'refusing to start with APP_DEBUG=true in APP_ENV=prod')
+})
+
+t.test('a bad variable is refused with its name', async (t) => {
+  const child = start({ PORT: 'eighty' })
+  let errors = ''
+  child.stderr.on('data', (chunk: Buffer) => { errors += chunk.toString() })
+  const [code] = await once(child, 'exit')
+  t.equal(code, 1)
+  t.match(errors, /PORT/)
+})
