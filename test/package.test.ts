@@ -2,16 +2,16 @@ import t from 'tap'
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, writeFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
-
-const root = resolve(import.meta.dirname, '..')
+import { join } from 'node:path'
+import { buildOnce, root } from './build-once.js'
 
 t.test('the npm pack output installs and works in a separate Fastify app', { timeout: 300_000 }, async (t) => {
   const work = mkdtempSync(join(tmpdir(), 'kernel-pack-'))
   t.teardown(() => rmSync(work, { recursive: true, force: true }))
   const npm = (args: string[], cwd: string): string => execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
 
-  npm(['pack', '--pack-destination', work, '--silent'], root)
+  buildOnce()
+  npm(['pack', '--ignore-scripts', '--pack-destination', work, '--silent'], root)
   const tarball = readdirSync(work).find((f) => f.endsWith('.tgz'))
   t.ok(tarball, 'npm pack made a tarball')
 

@@ -1,13 +1,14 @@
 import t from 'tap'
-import { execFileSync, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { resolve } from 'node:path'
 
-const root = resolve(import.meta.dirname, '../..')
+import { buildOnce, root } from '../build-once.js'
+
 const main = resolve(root, 'dist/src/service/main.js')
 
 // the service runs from the compiled output, as `npm start` does
-execFileSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'ignore' })
+buildOnce()
 
 function start (env: Record<string, string>) {
   return spawn(process.execPath, [main], { cwd: root, env: { PATH: process.env.PATH, APP_ENV: 'test', HOST: '127.0.0.1', PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
