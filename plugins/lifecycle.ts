@@ -57,7 +57,7 @@ export function sendKernelResponse (reply: FastifyReply, response: KernelRespons
   return reply.send(applyKernelResponse(reply, response))
 }
 
-export function installLifecycle (app: FastifyInstance, kernel: Kernel, errorController: (event: ExceptionEvent) => Promise<void>): void {
+export function installLifecycle (app: FastifyInstance, kernel: Kernel, errorController: (event: ExceptionEvent) => void | Promise<void>): void {
   const stages = kernel.dispatcher
 
   app.addHook('onRequest', function kernelRequest (request, reply, done) {
@@ -116,7 +116,7 @@ export function installLifecycle (app: FastifyInstance, kernel: Kernel, errorCon
       request.log.error({ err: secondary }, 'fastify-kernel: a kernel.exception listener failed')
       context.exception = secondary
       const retry = new ExceptionEvent(request, reply, context, secondary)
-      await errorController(retry).catch(() => undefined)
+      await Promise.resolve(errorController(retry)).catch(() => undefined)
       response = retry.response
     }
     return applyKernelResponse(reply, response ?? lastResortResponse(500, 'Internal Server Error'))

@@ -36,20 +36,10 @@ export function lastResortResponse (statusCode: number, statusText: string): Ker
  * every exception no earlier listener answered, in the format the client accepts.
  */
 export function createErrorController (debug: boolean, render: TemplateRenderer, extensions: readonly ErrorPageExtension[]) {
-  // a production page depends on its status alone: render each once
+  // a production page depends on its status alone: render each once, then answer synchronously
   const productionPages = new Map<string, string>()
-  const renderPage = async (template: string, model: Record<string, unknown>): Promise<string> => {
-    if (debug) return await render(template, model)
-    const key = `${template}:${String(model.statusCode)}`
-    let page = productionPages.get(key)
-    if (page === undefined) {
-      page = await render(template, model)
-      if (productionPages.size < 100) productionPages.set(key, page)
-    }
-    return page
-  }
 
-  return async function errorController (event: ExceptionEvent): Promise<void> {
+  return function errorController (event: ExceptionEvent): void | Promise<void> {
     const input: ErrorPageInput = {
       error: event.error,
       debug,
@@ -61,16 +51,20 @@ export function createErrorController (debug: boolean, render: TemplateRenderer,
       for (const extend of extensions) Object.assign(input, extend(event))
     }
     const plan = planErrorResponse(input)
-    let body = plan.body ?? ''
-    if (plan.template !== undefined) {
-      try {
-        body = await renderPage(plan.template, plan.model ?? {})
-      } catch (error) {
-        event.request.log.error({ err: error }, 'fastify-kernel: rendering the error page failed')
-        event.setResponse(lastResortResponse(plan.statusCode, String(plan.model?.statusText ?? 'Error')))
-        return
-      }
+    const answer = (body: string): void => {
+      event.setResponse({ statusCode: plan.statusCode, headers: plan.headers, contentType: plan.contentType, body })
     }
-    event.setResponse({ statusCode: plan.statusCode, headers: plan.headers, contentType: plan.contentType, body })
+    if (plan.template === undefined) return answer(plan.body ?? '')
+
+    const key = `${plan.template}:${plan.statusCode}`
+    const cached = debug ? undefined : productionPages.get(key)
+    if (cached !== undefined) return answer(cached)
+    return render(plan.template, plan.model ?? {}).then((page) => {
+      if (!debug && productionPages.size < 100) productionPages.set(key, page)
+      answer(page)
+    }, (error: unknown) => {
+      event.request.log.error({ err: error }, 'fastify-kernel: rendering the error page failed')
+      event.setResponse(lastResortResponse(plan.statusCode, String(plan.model?.statusText ?? 'Error')))
+    })
   }
 }
