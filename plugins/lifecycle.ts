@@ -26,6 +26,7 @@ import {
   TerminateEvent
 } from '../src/kernel/events.js'
 import { lastResortResponse } from '../src/kernel/listeners/error-controller.js'
+import { Stage } from '../src/kernel/stages.js'
 
 type Result = void | Promise<void>
 
@@ -72,19 +73,22 @@ export function installLifecycle (app: FastifyInstance, kernel: Kernel, errorCon
 
   app.addHook('preHandler', function kernelController (request, reply, done) {
     const context = request.kernel
-    if (context === null) { done(); return }
+    if (context === null || (stages.isIdle(Stage.CONTROLLER) && stages.isIdle(Stage.CONTROLLER_ARGUMENTS))) { done(); return }
     after(() => stages.dispatch(new ControllerEvent(request, reply, context)), () => {
       after(() => stages.dispatch(new ControllerArgumentsEvent(request, reply, context)), done, done as (error: unknown) => void)
     }, done as (error: unknown) => void)
   })
 
   app.setErrorHandler(function kernelException (error: FastifyError, request, reply) {
-    return handleException(error, request, reply)
+    const answer = handleException(error, request, reply)
+    // answered synchronously when every exception listener was synchronous (the usual case)
+    if (answer instanceof Promise) return answer.then((body) => { reply.send(body) })
+    reply.send(answer)
   })
 
   app.addHook('onSend', function kernelResponse (request, reply, payload, done) {
     const context = request.kernel
-    if (context === null) { done(null, payload); return }
+    if (context === null || stages.isIdle(Stage.RESPONSE)) { done(null, payload); return }
     const event = new ResponseEvent(request, reply, context, payload)
     // a failing response listener must not turn a sent answer into a loop of error pages
     after(() => stages.dispatch(event), () => done(null, event.payload), (error) => {
@@ -102,24 +106,31 @@ export function installLifecycle (app: FastifyInstance, kernel: Kernel, errorCon
     finishRequest(request, null, true, done)
   })
 
-  /** kernel.exception: listeners first, the error controller last; always ends in a response. */
-  async function handleException (error: unknown, request: FastifyRequest, reply: FastifyReply): Promise<string | Buffer> {
+  /** kernel.exception: listeners first, the error controller last; always ends in a response body. */
+  function handleException (error: unknown, request: FastifyRequest, reply: FastifyReply): string | Buffer | Promise<string | Buffer> {
     const context = request.kernel ?? (request.kernel = new KernelContext())
     context.exception = error
     const event = new ExceptionEvent(request, reply, context, error)
-    let response: KernelResponse | undefined
+    let dispatched: void | Promise<void>
     try {
-      await stages.dispatch(event)
-      response = event.response
+      dispatched = stages.dispatch(event)
     } catch (secondary) {
-      // Symfony renders the exception thrown while handling an exception; so do we
-      request.log.error({ err: secondary }, 'fastify-kernel: a kernel.exception listener failed')
-      context.exception = secondary
-      const retry = new ExceptionEvent(request, reply, context, secondary)
-      await Promise.resolve(errorController(retry)).catch(() => undefined)
-      response = retry.response
+      return answerSecondary(secondary, request, reply, context)
     }
-    return applyKernelResponse(reply, response ?? lastResortResponse(500, 'Internal Server Error'))
+    if (dispatched === undefined) return applyKernelResponse(reply, event.response ?? lastResortResponse(500, 'Internal Server Error'))
+    return dispatched.then(
+      () => applyKernelResponse(reply, event.response ?? lastResortResponse(500, 'Internal Server Error')),
+      (secondary: unknown) => answerSecondary(secondary, request, reply, context)
+    )
+  }
+
+  /** Symfony renders the exception thrown while handling an exception; so do we. */
+  async function answerSecondary (secondary: unknown, request: FastifyRequest, reply: FastifyReply, context: KernelContext): Promise<string | Buffer> {
+    request.log.error({ err: secondary }, 'fastify-kernel: a kernel.exception listener failed')
+    context.exception = secondary
+    const retry = new ExceptionEvent(request, reply, context, secondary)
+    await Promise.resolve(errorController(retry)).catch(() => undefined)
+    return applyKernelResponse(reply, retry.response ?? lastResortResponse(500, 'Internal Server Error'))
   }
 
   /** kernel.finish_request then kernel.terminate, once per request whatever ended it. */
@@ -127,6 +138,7 @@ export function installLifecycle (app: FastifyInstance, kernel: Kernel, errorCon
     const context = request.kernel
     if (context === null || context.terminated) { done(); return }
     context.terminated = true
+    if (stages.isIdle(Stage.FINISH_REQUEST) && stages.isIdle(Stage.TERMINATE)) { done(); return }
     const replyOrRaw = reply ?? ({ raw: request.raw } as unknown as FastifyReply)
     const logFailure = (error: unknown): void => {
       request.log.error({ err: error }, 'fastify-kernel: a finish/terminate listener failed')

@@ -12,6 +12,11 @@ export interface KernelOptions {
    * app has its own, and call `app.kernel.notFound(request, reply)` from it.
    */
   notFoundHandler?: boolean
+  /**
+   * record every stage and listener with its timing in `request.kernel.trace` (the profiler's
+   * timeline); default: on in debug. Off, stages without listeners cost nothing.
+   */
+  trace?: boolean
   /** the web profiler (debug only); validated by the profiler itself */
   profiler?: boolean | Record<string, unknown>
   /** sessions, validated by the session feature */
@@ -26,6 +31,7 @@ export interface ResolvedKernelOptions {
   debug: boolean
   disallowRobotsIndexing: boolean
   notFoundHandler: boolean
+  trace: boolean
   /** the features' own options, passed on as given */
   profiler: KernelOptions['profiler']
   session: KernelOptions['session']
@@ -40,6 +46,7 @@ const schema = {
     debug: { type: 'boolean' },
     disallowRobotsIndexing: { type: 'boolean' },
     notFoundHandler: { type: 'boolean' },
+    trace: { type: 'boolean' },
     profiler: { type: ['boolean', 'object'] },
     session: { type: 'object' },
     locale: { type: 'object' },
@@ -70,6 +77,7 @@ export function resolveKernelOptions (options: unknown): ResolvedKernelOptions {
     debug,
     disallowRobotsIndexing: o.disallowRobotsIndexing ?? debug,
     notFoundHandler: o.notFoundHandler ?? true,
+    trace: o.trace ?? debug,
     profiler: o.profiler,
     session: o.session,
     locale: o.locale,

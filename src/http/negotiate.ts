@@ -25,6 +25,10 @@ const FORMAT_OF_TYPE: Record<string, ErrorFormat | 'other'> = {
 
 const MAX_ACCEPT_ITEMS = 64
 
+// clients repeat the same Accept header: the last answer is kept
+let lastAccept: string | undefined
+let lastFormat: ErrorFormat = 'html'
+
 /**
  * The error format a client asked for, as Symfony's `Request::getPreferredFormat()` picks it:
  * media ranges by quality (ties keep header order), the first one with a known format wins;
@@ -33,6 +37,13 @@ const MAX_ACCEPT_ITEMS = 64
  */
 export function preferredErrorFormat (accept: string | undefined): ErrorFormat {
   if (accept === undefined || accept === '') return 'html'
+  if (accept === lastAccept) return lastFormat
+  lastFormat = negotiate(accept)
+  lastAccept = accept
+  return lastFormat
+}
+
+function negotiate (accept: string): ErrorFormat {
   const ranges: Array<{ type: string, q: number, index: number }> = []
   const items = accept.split(',', MAX_ACCEPT_ITEMS)
   for (let index = 0; index < items.length; index++) {

@@ -11,7 +11,7 @@ import type { ErrorPageExtension } from './listeners/error-controller.js'
  * read the route table, answer a miss from an app's own not-found handler.
  */
 export class Kernel {
-  readonly dispatcher = new StageDispatcher()
+  readonly dispatcher: StageDispatcher
   readonly errorPageExtensions: ErrorPageExtension[] = []
 
   /** Runs the stages for a request Fastify rejected before routing; installed by the lifecycle. */
@@ -23,7 +23,9 @@ export class Kernel {
     readonly options: ResolvedKernelOptions,
     readonly routes: RouteTable,
     private readonly answerMiss: (request: FastifyRequest, reply: FastifyReply) => FastifyReply
-  ) {}
+  ) {
+    this.dispatcher = new StageDispatcher(options.trace)
+  }
 
   get debug (): boolean {
     return this.options.debug

@@ -39,11 +39,21 @@ const DEFAULT_PORTS: Record<string, number> = { http: 80, https: 443 }
 const PORT_SUFFIX = /:\d+$/
 const HOST_RUNS = /(?:^\[)?[a-zA-Z0-9:\]_-]+\.?/g
 
+// most requests repeat the previous Host: the last valid answer is kept (invalid ones throw)
+let last: { header: string | undefined, scheme: string, fallbackHost: string, result: HttpHost } | undefined
+
 /**
  * Host and port from the Host header, by Symfony's rules: lower-cased, the port kept only when
  * it is not the scheme's default, and anything that is not a host name rejected.
  */
 export function parseHttpHost (hostHeader: string | undefined, scheme: string, fallbackHost = 'localhost'): HttpHost {
+  if (last !== undefined && last.header === hostHeader && last.scheme === scheme && last.fallbackHost === fallbackHost) return last.result
+  const result = parseUncached(hostHeader, scheme, fallbackHost)
+  last = { header: hostHeader, scheme, fallbackHost, result }
+  return result
+}
+
+function parseUncached (hostHeader: string | undefined, scheme: string, fallbackHost: string): HttpHost {
   const raw = (hostHeader ?? '').trim()
   const host = raw === '' ? fallbackHost : raw.replace(PORT_SUFFIX, '').toLowerCase()
   // replace, not test: a single pass over the value, whatever its length

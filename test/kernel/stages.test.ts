@@ -185,3 +185,31 @@ t.test('a client that goes away still gets kernel.terminate (aborted), never a l
   t.equal(result.aborted, true)
   t.same(result.stages.slice(-2), ['kernel.finish_request', 'kernel.terminate'])
 })
+
+t.test('without tracing (production default) every listener still runs in order, and nothing is recorded', async (t) => {
+  const app = await buildApp({ debug: false })
+  t.teardown(() => app.close())
+  const ran: string[] = []
+  for (const stage of [Stage.REQUEST, Stage.CONTROLLER, Stage.CONTROLLER_ARGUMENTS, Stage.RESPONSE, Stage.FINISH_REQUEST, Stage.TERMINATE] as const) {
+    app.kernel.on(stage, () => { ran.push(stage) })
+  }
+  let context: KernelContext | null = null
+  const terminated = new Promise<void>((resolve) => {
+    app.kernel.on(Stage.TERMINATE, (event) => { context = event.context; resolve() }, { priority: -2000 })
+  })
+  const res = await app.inject({ url: '/hello/x', headers: { host: 'example.test' } })
+  await terminated
+  t.equal(res.statusCode, 200)
+  t.same(ran, ['kernel.request', 'kernel.controller', 'kernel.controller_arguments', 'kernel.response', 'kernel.finish_request', 'kernel.terminate'])
+  t.same((context as KernelContext | null)?.trace, [], 'trace is off by default without debug')
+
+  const traced = await buildApp({ debug: false, trace: true })
+  t.teardown(() => traced.close())
+  let tracedContext: KernelContext | null = null
+  const done = new Promise<void>((resolve) => {
+    traced.kernel.on(Stage.TERMINATE, (event) => { tracedContext = event.context; resolve() })
+  })
+  await traced.inject({ url: '/hello/x', headers: { host: 'example.test' } })
+  await done
+  t.ok(((tracedContext as KernelContext | null)?.trace.length ?? 0) >= 5, 'trace: true records in production too')
+})
