@@ -43,6 +43,12 @@ export class KernelContext {
   terminated = false
   /** free-form storage for listeners (session, user, profile), keyed by feature */
   readonly bag = new Map<string, unknown>()
+  /**
+   * What request-stage features (session, locale, security) leave for the profiler, keyed by
+   * panel name: plain JSON-serialisable data, already free of secrets. Kept whether or not a
+   * profiler is on, so that any collector can read it.
+   */
+  readonly collected: Record<string, unknown> = {}
 
   /** `scheme://host[:port]/raw/path`, as in Symfony's routing messages */
   absoluteUrl (): string {
