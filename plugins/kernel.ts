@@ -11,6 +11,7 @@ import { createErrorController } from '../src/kernel/listeners/error-controller.
 import { logException } from '../src/kernel/listeners/exception-logger.js'
 import { disallowRobotsIndexing } from '../src/kernel/listeners/robots.js'
 import { KernelContext } from '../src/kernel/context.js'
+import { HttpException } from '../src/errors/http-exceptions.js'
 import { installLifecycle, sendKernelResponse } from './lifecycle.js'
 import { registerKernelViews } from './views.js'
 import { registerProfiler } from './profiler.js'
@@ -76,7 +77,10 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
   /** Answers a request no route serves: the redirect, or the routing error thrown to kernel.exception. */
   function answerMiss (request: FastifyRequest, reply: FastifyReply): FastifyReply {
     const context = request.kernel ?? (request.kernel = new KernelContext())
-    return sendKernelResponse(reply, routingFailure(routes, request, context, options.debug))
+    const answer = routingFailure(routes, request, context, options.debug)
+    // an app's own not-found handler: the error reaches kernel.exception through its error handler
+    if (answer instanceof HttpException) throw answer
+    return sendKernelResponse(reply, answer)
   }
 }
 

@@ -121,6 +121,7 @@ function runTraced (list: RegisteredListener[], index: number, event: StageEvent
 function close (entry: TraceEntry, event: StageEventMap[StageName], outcome?: 'threw'): void {
   entry.duration = now() - event.context.startedAt - entry.start
   if (outcome !== undefined) entry.outcome = outcome
+  else if (event.hasFailed) entry.outcome = 'threw'
   else if ('response' in event && event.response !== undefined) entry.outcome = 'responded'
   else if (event.isPropagationStopped) entry.outcome = 'stopped'
 }

@@ -213,3 +213,25 @@ t.test('without tracing (production default) every listener still runs in order,
   await done
   t.ok(((tracedContext as KernelContext | null)?.trace.length ?? 0) >= 5, 'trace: true records in production too')
 })
+
+t.test('event.fail() is a throw without its cost: later listeners and the controller do not run, kernel.exception answers', async (t) => {
+  let controllerRan = false
+  const app = await buildApp({ debug: true }, {}, (app) => {
+    app.get('/guarded', async () => { controllerRan = true; return 'ok' })
+  })
+  t.teardown(() => app.close())
+  const ran: string[] = []
+  const { AccessDeniedHttpException } = await import('../../src/index.js')
+  app.kernel.on(Stage.CONTROLLER_ARGUMENTS, function deny (event) {
+    if (event.request.url === '/guarded') event.fail(new AccessDeniedHttpException())
+  }, { priority: 10 })
+  app.kernel.on(Stage.CONTROLLER_ARGUMENTS, function later () { ran.push('later') }, { priority: 0 })
+  const res = await app.inject({ url: '/guarded', headers: { host: 'example.test', accept: 'application/json' } })
+  t.equal(res.statusCode, 403)
+  t.equal(res.json().detail, 'Access Denied.')
+  t.notOk(controllerRan, 'the controller did not run')
+  t.same(ran, [], 'later listeners of the stage did not run')
+  const { trace } = await traced(app, '/guarded')
+  t.equal(trace.find((e) => e.listener === 'deny')?.outcome, 'threw')
+  t.same(trace.filter((e) => e.listener === undefined).map((e) => e.stage).slice(2, 4), ['kernel.controller_arguments', 'kernel.exception'])
+})

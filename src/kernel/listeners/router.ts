@@ -7,6 +7,7 @@ import { parseHttpHost, splitRequestTarget } from '../../routing/request-uri.js'
 import { permanentRedirect } from '../../routing/redirect.js'
 import {
   BadRequestHttpException,
+  HttpException,
   MethodNotAllowedException,
   MethodNotAllowedHttpException,
   NotFoundHttpException,
@@ -37,9 +38,9 @@ export function resolveRequestUri (request: FastifyRequest, context: KernelConte
 
 /**
  * The answer to a request no route serves: a trailing-slash redirect, or the 404 / 405
- * exception with Symfony's exact message and cause.
+ * exception with Symfony's exact message and cause, returned (not thrown: see `KernelEvent.fail`).
  */
-export function routingFailure (table: RouteTable, request: FastifyRequest, context: KernelContext, withStack = true): KernelResponse {
+export function routingFailure (table: RouteTable, request: FastifyRequest, context: KernelContext, withStack = true): KernelResponse | HttpException {
   if (withStack) return routingAnswer(table, request, context)
   // A routing miss is an expected outcome whose stack only ever points into the kernel; where
   // no page shows it (production), skip capturing it: it is most of a 404's cost.
@@ -52,7 +53,7 @@ export function routingFailure (table: RouteTable, request: FastifyRequest, cont
   }
 }
 
-function routingAnswer (table: RouteTable, request: FastifyRequest, context: KernelContext): KernelResponse {
+function routingAnswer (table: RouteTable, request: FastifyRequest, context: KernelContext): KernelResponse | HttpException {
   if (context.uri === undefined) resolveRequestUri(request, context)
   const uri = context.uri!
   const outcome = matchMiss(table, request.method, uri.path)
@@ -64,7 +65,7 @@ function routingAnswer (table: RouteTable, request: FastifyRequest, context: Ker
       return permanentRedirect(location, request.method !== 'HEAD')
     }
     case 'method-not-allowed':
-      throw new MethodNotAllowedHttpException(
+      return new MethodNotAllowedHttpException(
         outcome.allow,
         `No route found for "${request.method} ${url}": Method Not Allowed (Allow: ${outcome.allow.join(', ')})`,
         new MethodNotAllowedException(outcome.allow)
@@ -73,7 +74,7 @@ function routingAnswer (table: RouteTable, request: FastifyRequest, context: Ker
       const referer = request.headers.referer
       // PHP truthiness, as in Symfony's RouterListener: "" and "0" add no suffix
       const from = typeof referer === 'string' && referer !== '' && referer !== '0' ? ` (from "${referer}")` : ''
-      throw new NotFoundHttpException(
+      return new NotFoundHttpException(
         `No route found for "${request.method} ${url}"${from}`,
         new ResourceNotFoundException(`No routes found for "${outcome.attemptedPath}".`)
       )
@@ -103,6 +104,8 @@ export function createRouterListener (table: RouteTable, debug: boolean) {
     }
     // a miss under an app's own not-found handler is that handler's to answer
     if (!context.forcedMiss && config?.[kKernelNotFound] !== true) return
-    event.setResponse(routingFailure(table, request, context, debug))
+    const answer = routingFailure(table, request, context, debug)
+    if (answer instanceof HttpException) event.fail(answer)
+    else event.setResponse(answer)
   }
 }
