@@ -112,14 +112,16 @@ t.test('a prefix with its own not-found handler keeps it, the rest gets the kern
 
 t.test("an app's own @fastify/view does not clash with the kernel's", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'kernel-view-'))
-  writeFileSync(join(dir, 'page.hbs'), '<p>{{who}}</p>')
+  writeFileSync(join(dir, 'page.hbs'), '<p>{{who}} {{site}}</p>')
   const app = Fastify()
   t.teardown(() => app.close())
   await app.register(kernel, { debug: false })
   await app.register(view, { engine: { handlebars: Handlebars }, root: dir })
+  // reply.locals belongs to the app's own view plugin: the kernel's keeps its hook to itself
+  app.addHook('preHandler', (_request, reply, done) => { reply.locals.site = 'locals'; done() })
   app.get('/page', async (_request, reply) => reply.view('page.hbs', { who: 'app' }))
   await app.ready()
-  t.equal((await app.inject({ url: '/page', headers })).body, '<p>app</p>')
+  t.equal((await app.inject({ url: '/page', headers })).body, '<p>app locals</p>')
   const miss = await app.inject({ url: '/nope', headers: { host: 'example.test' } })
   t.match(miss.body, 'Oops! An Error Occurred')
 })
