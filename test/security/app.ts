@@ -1,6 +1,6 @@
-import type { FastifyInstance } from 'fastify'
-import { createKernelApp } from '../../src/index.js'
-import type { KernelOptions } from '../../src/index.js'
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
+import { createKernelApp, Stage } from '../../src/index.js'
+import type { KernelContext, KernelOptions } from '../../src/index.js'
 import { hashPassword, hashToken } from '../../src/security/index.js'
 
 export const SECRET = 'a-test-secret-that-is-long-enough-0123456789'
@@ -59,6 +59,41 @@ export async function securedApp (kernel: KernelOptions = {}, more?: (app: Fasti
   app.get('/api/me', async (request) => ({ user: request.security?.user?.username }))
   app.get('/:_locale/page', async (request) => ({ locale: request.locale }))
   more?.(app)
+  return await ready(app)
+}
+
+const waiting = new WeakMap<FastifyInstance, Array<(context: KernelContext) => void>>()
+
+/** Readies an app whose requests' contexts `call` can hand back (after kernel.terminate). */
+export async function ready (app: FastifyInstance): Promise<FastifyInstance> {
+  const queue: Array<(context: KernelContext) => void> = []
+  waiting.set(app, queue)
+  app.kernel.on(Stage.TERMINATE, (event) => { queue.shift()?.(event.context) }, { priority: -5000, name: 'test capture' })
   await app.ready()
   return app
+}
+
+/** One request, and the kernel context it left (trace, attributes, collected). */
+export async function call (app: FastifyInstance, options: InjectOptions): Promise<{ res: LightMyRequestResponse, context: KernelContext }> {
+  const context = new Promise<KernelContext>((resolve) => { waiting.get(app)!.push(resolve) })
+  const res = await app.inject({ ...options, headers: { host: HOST, ...(options.headers ?? {}) } })
+  return { res, context: await context }
+}
+
+/** The `name=value` part of the session cookie a response set, or null. */
+export function sessionCookie (res: LightMyRequestResponse, name = 'sessionId'): string | null {
+  const header = res.headers['set-cookie']
+  const all = header === undefined ? [] : Array.isArray(header) ? header : [header]
+  const mine = all.find((c) => c.startsWith(`${name}=`))
+  return mine === undefined ? null : mine.split(';')[0]
+}
+
+/** Posts the login form. */
+export function login (app: FastifyInstance, username: string, password: string, cookie?: string) {
+  return call(app, {
+    method: 'POST',
+    url: '/login',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie === undefined ? {} : { cookie }) },
+    payload: new URLSearchParams({ _username: username, _password: password }).toString()
+  })
 }
