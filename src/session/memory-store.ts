@@ -33,7 +33,8 @@ export class MemorySessionStore implements SessionStore {
       max: options.maxSessions ?? 10_000,
       ttl: (options.ttlSeconds ?? 1800) * 1000,
       updateAgeOnGet: true,
-      ...(now === undefined ? {} : { perf: { now } })
+      // an injected clock is read on every check (lru-cache otherwise caches the time for 1 ms)
+      ...(now === undefined ? {} : { perf: { now }, ttlResolution: 0 })
     })
   }
 
