@@ -69,6 +69,8 @@ export interface SessionCookie { name: string, path: string, domain?: string }
 
 /** Locale, firewall and route access checks; after the kernel's lifecycle is installed. */
 export async function registerRequestServices (app: FastifyInstance, kernel: Kernel, options: ResolvedKernelOptions, sessionCookie: SessionCookie | null): Promise<void> {
+  // typed on every request (null without the security option), so route checks and controllers can read it
+  app.decorateRequest('security', null)
   registerLocale(app, kernel, options)
   registerAccessChecks(app, kernel)
   if (options.security !== undefined) await registerSecurity(app, kernel, options, sessionCookie)
@@ -105,7 +107,6 @@ function registerAccessChecks (app: FastifyInstance, kernel: Kernel): void {
 async function registerSecurity (app: FastifyInstance, kernel: Kernel, options: ResolvedKernelOptions, sessionCookie: SessionCookie | null): Promise<void> {
   const { options: securityOptions, firewalls, accessControl } = resolveSecurityOptions(options.security, sessionCookie !== null)
   const security = new Security(securityOptions, firewalls, accessControl)
-  app.decorateRequest('security', null)
   kernel.on(Stage.REQUEST, createFirewallListener(security), { priority: Priority.FIREWALL, name: 'firewall' })
   kernel.on(Stage.EXCEPTION, createSecurityExceptionListener(), { priority: SECURITY_EXCEPTION_PRIORITY, name: 'security exceptions' })
   for (const firewall of firewalls) {

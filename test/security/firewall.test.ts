@@ -171,3 +171,12 @@ t.test('access rules match the decoded path: /%61dmin is /admin', async (t) => {
   const { res } = await call(app, { url: '/%61dmin' })
   t.equal(res.statusCode, 401)
 })
+
+t.test('requests Fastify rejects before routing still get their 404 with every service on', async (t) => {
+  const app = await securedApp()
+  t.teardown(() => app.close())
+  for (const url of ['/bad%zz', '/admin/%E0%A4%A', '/' + 'x'.repeat(70_000)]) {
+    const res = await app.inject({ url, headers: { host: 'example.test', cookie: 'sessionId=forged', authorization: 'Basic !!!' } })
+    t.equal(res.statusCode, 404, url.slice(0, 20))
+  }
+})

@@ -122,8 +122,7 @@ t.test('forged, tampered and expired cookies get a fresh, lazy session', async (
     t.equal(res.statusCode, 200, cookie.slice(0, 40))
     t.same(res.json(), { user: null })
     t.equal((context.collected.session as SessionCollected).exists, false)
-    const cleared = String(res.headers['set-cookie'] ?? '')
-    t.ok(cleared === '' || /Max-Age=0/.test(cleared), 'at most the bad cookie is cleared')
+    t.match(String(res.headers['set-cookie']), /^sessionId=; Max-Age=0/, 'the bad cookie is cleared')
     t.equal((await call(app, { url: '/admin', headers: { cookie } })).res.statusCode, 401)
   }
   t.equal(store.size, 1)
