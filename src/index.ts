@@ -35,3 +35,6 @@ export type { SessionOptions } from './session/options.js'
 export type { SessionCollected } from './session/session-listeners.js'
 export type { LocaleOptions } from './locale/options.js'
 export type { LocaleCollected } from './locale/locale-listeners.js'
+// brings @fastify/session's and @fastify/flash's typings (request.session, request.flash) to apps
+export type { FastifySessionObject, SessionStore as FastifySessionStore } from '@fastify/session'
+export type FastifyFlashPlugin = typeof import('@fastify/flash')

@@ -25,19 +25,19 @@ export function createSecurityExceptionListener () {
       event.context.collected.security = state.collect()
       return
     }
-    const firewall = state?.firewall ?? null
     // outside every firewall there is no way to log in: the error page tells the status
-    if (firewall === null || event.context.uri === undefined) return
     const uri = event.context.uri
+    if (state === null || state.firewall === null || uri === undefined) return
+    const firewall = state.firewall
     const answer = startAuthentication(firewall, `${uri.scheme}://${uri.httpHost}`)
     if (answer === null) return
     if (firewall.entryPoint === 'formLogin' && event.request.method === 'GET') {
       // back to this page after logging in (Symfony's target path): this uses the session
       sessionOf(event.request)?.set(targetPathKey(firewall.name), uri.path + (uri.query === '' ? '' : '?' + uri.query))
     }
-    state!.decision = 'unauthenticated'
-    state!.reason ??= error.message
-    event.context.collected.security = state!.collect()
+    state.decision = 'unauthenticated'
+    state.reason ??= error.message
+    event.context.collected.security = state.collect()
     event.setResponse(answer)
   }
 }
