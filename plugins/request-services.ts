@@ -110,6 +110,12 @@ async function registerSecurity (app: FastifyInstance, kernel: Kernel, options: 
   kernel.on(Stage.REQUEST, createFirewallListener(security), { priority: Priority.FIREWALL, name: 'firewall' })
   kernel.on(Stage.EXCEPTION, createSecurityExceptionListener(), { priority: SECURITY_EXCEPTION_PRIORITY, name: 'security exceptions' })
   for (const firewall of firewalls) {
+    for (const path of [firewall.formLogin?.checkPath, firewall.logout?.path]) {
+      // the session only exists under its cookie's path
+      if (path !== undefined && sessionCookie !== null && sessionCookie.path !== '/' && path !== sessionCookie.path && !path.startsWith(sessionCookie.path.replace(/\/?$/, '/'))) {
+        throw new KernelError('KERNEL_INVALID_OPTIONS', `fastify-kernel: invalid "security" options: firewall "${firewall.name}": "${path}" is outside the session cookie's path "${sessionCookie.path}".`)
+      }
+    }
     if (firewall.formLogin !== null) await registerLoginCheck(app, security, firewall)
     if (firewall.logout !== null) registerLogout(app, firewall, sessionCookie!)
   }

@@ -46,5 +46,5 @@ export function resolveLocaleOptions (given: unknown): ResolvedLocaleOptions {
   if (!o.enabled.includes(fallback)) {
     throw new KernelError('KERNEL_INVALID_OPTIONS', `fastify-kernel: invalid "locale" options: option "locale.default" "${fallback}" is not one of "locale.enabled" (${o.enabled.join(', ')}).`)
   }
-  return { default: fallback, enabled: [...o.enabled], fromAcceptLanguage: o.fromAcceptLanguage ?? false, contentLanguage: o.contentLanguage ?? false }
+  return { default: fallback, enabled: Object.freeze([...o.enabled]) as string[], fromAcceptLanguage: o.fromAcceptLanguage ?? false, contentLanguage: o.contentLanguage ?? false }
 }

@@ -74,5 +74,6 @@ t.test('security options are validated, each problem named', async (t) => {
   await t.rejects(build({ firewalls: [{ name: 'a', httpBasic: true, entryPoint: 'formLogin' }] }), { message: /"formLogin" is not configured on this firewall/ })
   await t.rejects(build({ users: { bob: { password: 'plain' } }, firewalls: [{ name: 'a', httpBasic: true }] }), { message: /user "bob": password not a scrypt password hash/ })
   await t.rejects(build({ firewalls: [{ name: 'a', bearer: {} }] }), { message: /needs "tokens" or "handler"/ })
+  await t.rejects(createKernelApp({ kernel: { session: { secret: SECRET, cookie: { path: '/app' } }, security: { firewalls: [{ name: 'a', formLogin: true }] } }, fastify: { logger: false } }), { message: /"\/login" is outside the session cookie's path "\/app"/ })
   await t.rejects(build({ firewalls: [{ name: 'a', bearer: { tokens: { bob: 'not-a-sha256' } } }] }), { message: /bearer\.tokens\.bob/ })
 })
