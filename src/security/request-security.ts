@@ -3,6 +3,7 @@ import type { ResolvedFirewall, EntryPointName } from './options.js'
 import type { RoleHierarchy } from './role-hierarchy.js'
 import type { SecurityUser } from './user-provider.js'
 import { rolesGrant } from './access-decision.js'
+import { AccessDeniedException } from './errors.js'
 
 export type AuthenticatorName = EntryPointName | 'session'
 
@@ -43,6 +44,18 @@ export class RequestSecurity {
   /** Any one of the attributes grants (a role, or PUBLIC_ACCESS / IS_AUTHENTICATED). */
   isGranted (attributes: string | readonly string[]): boolean {
     return rolesGrant(this.user === null ? null : this.roles, typeof attributes === 'string' ? [attributes] : attributes)
+  }
+
+  /**
+   * Symfony's `denyAccessUnlessGranted()` for controllers: throws AccessDeniedException, which
+   * becomes the firewall's 401 (anonymous) or a 403 (authenticated).
+   */
+  denyAccessUnlessGranted (attributes: string | readonly string[]): void {
+    if (this.isGranted(attributes)) return
+    this.decision = this.user === null ? 'unauthenticated' : 'denied'
+    const list = typeof attributes === 'string' ? [attributes] : [...attributes]
+    this.reason = `the controller requires ${list.join(' or ')}`
+    throw new AccessDeniedException('Access Denied.', list)
   }
 
   /** Plain data for the profiler: names and roles, never a credential. */

@@ -93,3 +93,21 @@ t.test('a firewall with security: false, and requests outside every firewall, ar
   t.equal(main.res.statusCode, 401)
   t.equal(main.res.headers['www-authenticate'], 'Basic realm="Secured Area"', 'the default realm')
 })
+
+t.test('request.security in controllers: isGranted() and denyAccessUnlessGranted()', async (t) => {
+  const app = await securedApp({}, (app) => {
+    app.get('/reports/:id', async (request) => {
+      request.security!.denyAccessUnlessGranted('ROLE_ADMIN')
+      return { admin: request.security!.isGranted('ROLE_ADMIN'), user: request.security!.isGranted(['ROLE_USER']) }
+    })
+  })
+  t.teardown(() => app.close())
+  const anon = await call(app, { url: '/reports/1' })
+  t.equal(anon.res.statusCode, 401)
+  t.equal(anon.res.headers['www-authenticate'], 'Basic realm="Secured Area"')
+  const user = await call(app, { url: '/reports/1', headers: { authorization: basic('user', passwords.user) } })
+  t.equal(user.res.statusCode, 403)
+  t.equal((user.context.collected.security as SecurityCollected).reason, 'the controller requires ROLE_ADMIN')
+  const admin = await call(app, { url: '/reports/1', headers: { authorization: basic('admin', passwords.admin) } })
+  t.same(admin.res.json(), { admin: true, user: true })
+})
