@@ -1,6 +1,6 @@
 import { Ajv } from 'ajv'
 import { KernelError } from '../errors/kernel-errors.js'
-import { ajvProblems } from '../security/options.js'
+import { ajvProblems } from '../config/ajv-problems.js'
 
 export interface LocaleOptions {
   /** the locale when nothing else decides; default: the first enabled one */

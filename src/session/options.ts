@@ -1,6 +1,6 @@
 import { Ajv } from 'ajv'
 import { KernelError } from '../errors/kernel-errors.js'
-import { ajvProblems } from '../security/options.js'
+import { ajvProblems } from '../config/ajv-problems.js'
 import type { SessionStore } from './memory-store.js'
 
 export const MIN_SECRET_LENGTH = 32
