@@ -15,7 +15,7 @@ import { HttpException } from '../src/errors/http-exceptions.js'
 import { installLifecycle, sendKernelResponse } from './lifecycle.js'
 import { registerKernelViews } from './views.js'
 import { registerProfiler } from './profiler.js'
-import { registerRequestServices } from './request-services.js'
+import { registerRequestServices, registerSession } from './request-services.js'
 
 function controllerName (handler: unknown): string {
   return typeof handler === 'function' && handler.name !== '' ? handler.name : 'anonymous'
@@ -62,10 +62,14 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
     route.config = { ...config, [kKernelRoute]: definition } as typeof route.config
   })
 
+  // before the lifecycle: @fastify/session's onRequest hook must load the session before the
+  // kernel's onRequest hook runs kernel.request (session listener at 128, firewall at 8)
+  const sessionCookie = await registerSession(app, kernel, options)
+
   installLifecycle(app, kernel, errorController)
 
   // optional features, each a plugin of its own wired to the kernel's stages as listeners
-  await registerRequestServices(app, kernel, options)
+  await registerRequestServices(app, kernel, options, sessionCookie)
   await registerProfiler(app, kernel, options)
 
   if (options.notFoundHandler) {

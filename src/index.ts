@@ -27,3 +27,14 @@ export * from './errors/http-exceptions.js'
 export { KernelError } from './errors/kernel-errors.js'
 export type { KernelErrorCode } from './errors/kernel-errors.js'
 export type { RouteDefinition } from './routing/route-table.js'
+// request-stage services: session, locale, security (docs/security.md)
+export * from './security/index.js'
+export { MemorySessionStore } from './session/memory-store.js'
+export type { SessionStore, MemorySessionStoreOptions } from './session/memory-store.js'
+export type { SessionOptions } from './session/options.js'
+export type { SessionCollected } from './session/session-listeners.js'
+export type { LocaleOptions } from './locale/options.js'
+export type { LocaleCollected } from './locale/locale-listeners.js'
+// brings @fastify/session's and @fastify/flash's typings (request.session, request.flash) to apps
+export type { FastifySessionObject, SessionStore as FastifySessionStore } from '@fastify/session'
+export type FastifyFlashPlugin = typeof import('@fastify/flash')

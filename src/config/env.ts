@@ -1,8 +1,10 @@
 import envSchema from 'env-schema'
 import { KernelError } from '../errors/kernel-errors.js'
+import type { RequestServicesEnv } from './request-services-env.js'
+import { requestServicesSchema, resolveRequestServicesEnv } from './request-services-env.js'
 
 /** The service's settings, read from the environment and `.env`. */
-export interface ServiceEnv {
+export interface ServiceEnv extends RequestServicesEnv {
   APP_ENV: 'dev' | 'prod' | 'test'
   /** detailed error pages and the profiler; default: on in dev, off otherwise */
   APP_DEBUG: boolean
@@ -24,7 +26,8 @@ const schema = {
     HOST: { type: 'string', minLength: 1, default: '127.0.0.1' },
     PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 8000 },
     TRUST_PROXY: { type: 'string', default: 'false' },
-    LOG_LEVEL: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' }
+    LOG_LEVEL: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' },
+    ...requestServicesSchema
   }
 }
 
@@ -48,7 +51,7 @@ export function loadServiceEnv (data: Record<string, string | undefined> = proce
     throw new KernelError('KERNEL_INVALID_ENV', `fastify-kernel: invalid environment: ${(error as Error).message}`, { cause: error })
   }
   const appEnv = raw.APP_ENV as ServiceEnv['APP_ENV']
-  const env: ServiceEnv = {
+  const env: Omit<ServiceEnv, keyof RequestServicesEnv> = {
     APP_ENV: appEnv,
     APP_DEBUG: (raw.APP_DEBUG as boolean | undefined) ?? appEnv === 'dev',
     APP_FORCE_DEBUG: raw.APP_FORCE_DEBUG as boolean,
@@ -60,5 +63,5 @@ export function loadServiceEnv (data: Record<string, string | undefined> = proce
   if (env.APP_ENV === 'prod' && env.APP_DEBUG && !env.APP_FORCE_DEBUG) {
     throw new KernelError('KERNEL_INVALID_ENV', 'fastify-kernel: refusing to start with APP_DEBUG=true in APP_ENV=prod: debug mode shows stack traces, request headers and the profiler to anyone who can reach the service. Set APP_DEBUG=false, or APP_FORCE_DEBUG=true if you really mean it.')
   }
-  return env
+  return { ...env, ...resolveRequestServicesEnv(raw, appEnv) }
 }

@@ -19,11 +19,26 @@ export function matchMiss (table: RouteTable, method: string, rawPath: string): 
   if (allow.length > 0 && !allow.includes(canonical)) return { kind: 'method-not-allowed', allow }
   if (allow.length > 0) return { kind: 'not-found', attemptedPath: rawPath }
   if (method !== 'GET' && method !== 'HEAD') return { kind: 'not-found', attemptedPath: rawPath }
-  const trimmed = trimTrailingSlashes(rawPath)
-  if (trimmed === '/') return { kind: 'not-found', attemptedPath: rawPath }
-  const toggled = trimmed === rawPath ? rawPath + '/' : trimmed
+  const toggled = toggleTrailingSlash(rawPath)
+  if (toggled === undefined) return { kind: 'not-found', attemptedPath: rawPath }
   if (table.match('GET', toggled) !== null) return { kind: 'redirect', path: toggled }
   return { kind: 'not-found', attemptedPath: toggled }
+}
+
+/**
+ * The path Symfony's matcher tried last when nothing matched: for GET and HEAD the one with the
+ * trailing slash toggled, for other methods the path as it is. The 404's cause reports it.
+ */
+export function lastAttemptedPath (method: string, rawPath: string): string {
+  if (method !== 'GET' && method !== 'HEAD') return rawPath
+  return toggleTrailingSlash(rawPath) ?? rawPath
+}
+
+/** `/a` → `/a/`, `/a/` and `/a//` → `/a`; `/` (and `//`) have no other form. */
+function toggleTrailingSlash (path: string): string | undefined {
+  const trimmed = trimTrailingSlashes(path)
+  if (trimmed === '/') return undefined
+  return trimmed === path ? path + '/' : trimmed
 }
 
 function trimTrailingSlashes (path: string): string {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { createKernelApp } from '../../plugins/create-app.js'
 import type { ServiceEnv } from '../config/env.js'
-import { registerExampleRoutes } from './example-app.js'
+import { exampleRequestServices, registerExampleRoutes } from './example-app.js'
 
 /** The standalone service: the kernel plugin with the example application, configured from env. */
 export async function buildService (env: ServiceEnv, overrides: { logger?: boolean } = {}): Promise<FastifyInstance> {
@@ -12,11 +12,13 @@ export async function buildService (env: ServiceEnv, overrides: { logger?: boole
         // pretty in dev for people, JSON lines elsewhere for machines
         ...(env.APP_ENV === 'dev' ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' } } } : {})
       }
+  const services = await exampleRequestServices(env)
   const app = await createKernelApp({
-    kernel: { debug: env.APP_DEBUG },
+    kernel: { debug: env.APP_DEBUG, ...services.options },
     // a hop count is valid at run time (proxy-addr) though Fastify's types omit it
     fastify: { logger, trustProxy: env.TRUST_PROXY as boolean | string }
   })
+  for (const note of services.notes) app.log[note.level](note.message)
   registerExampleRoutes(app)
   return app
 }

@@ -2,10 +2,16 @@ import t from 'tap'
 import { loadServiceEnv } from '../../src/config/env.js'
 import { buildService } from '../../src/service/build-service.js'
 
+/** prod requires a session secret */
+const SECRET = 'a-prod-session-secret-of-40-characters!!'
+
 t.test('defaults: dev, debug on, 127.0.0.1:8000', async (t) => {
   const env = loadServiceEnv({}, false)
-  t.same(env, { APP_ENV: 'dev', APP_DEBUG: true, APP_FORCE_DEBUG: false, HOST: '127.0.0.1', PORT: 8000, TRUST_PROXY: false, LOG_LEVEL: 'info' })
-  t.equal(loadServiceEnv({ APP_ENV: 'prod' }, false).APP_DEBUG, false, 'debug is off by default outside dev')
+  t.same(env, {
+    APP_ENV: 'dev', APP_DEBUG: true, APP_FORCE_DEBUG: false, HOST: '127.0.0.1', PORT: 8000, TRUST_PROXY: false, LOG_LEVEL: 'info',
+    APP_SESSION_SECRET: null, APP_LOCALES: ['en', 'fr'], APP_DEFAULT_LOCALE: 'en', APP_USERS: null, APP_API_TOKENS: null
+  })
+  t.equal(loadServiceEnv({ APP_ENV: 'prod', APP_SESSION_SECRET: SECRET }, false).APP_DEBUG, false, 'debug is off by default outside dev')
 })
 
 t.test('values are coerced and validated with a clear message', async (t) => {
@@ -22,7 +28,29 @@ t.test('values are coerced and validated with a clear message', async (t) => {
 
 t.test('debug in prod is refused unless forced, with the reason', async (t) => {
   t.throws(() => loadServiceEnv({ APP_ENV: 'prod', APP_DEBUG: 'true' }, false), { message: /refusing to start with APP_DEBUG=true in APP_ENV=prod: debug mode shows stack traces/ })
-  t.equal(loadServiceEnv({ APP_ENV: 'prod', APP_DEBUG: 'true', APP_FORCE_DEBUG: 'true' }, false).APP_DEBUG, true)
+  t.equal(loadServiceEnv({ APP_ENV: 'prod', APP_DEBUG: 'true', APP_FORCE_DEBUG: 'true', APP_SESSION_SECRET: SECRET }, false).APP_DEBUG, true)
+})
+
+t.test('session secret: generated in dev and test, required in prod, never too short', async (t) => {
+  t.equal(loadServiceEnv({ APP_ENV: 'test' }, false).APP_SESSION_SECRET, null)
+  t.throws(() => loadServiceEnv({ APP_ENV: 'prod' }, false), { code: 'KERNEL_INVALID_ENV', message: /APP_SESSION_SECRET is required with APP_ENV=prod \(at least 32/ })
+  t.throws(() => loadServiceEnv({ APP_ENV: 'prod', APP_SESSION_SECRET: 'short' }, false), { message: /APP_SESSION_SECRET is too short: 5 characters, at least 32/ })
+  t.throws(() => loadServiceEnv({ APP_SESSION_SECRET: 'short' }, false), { message: /too short/, }, 'refused in dev too')
+  t.equal(loadServiceEnv({ APP_ENV: 'prod', APP_SESSION_SECRET: 's'.repeat(32) }, false).APP_SESSION_SECRET, 's'.repeat(32))
+})
+
+t.test('locales, users and API tokens from the environment', async (t) => {
+  const hash = '$scrypt$ln=10,r=8,p=1$c2FsdHNhbHRzYWx0c2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g'
+  const env = loadServiceEnv({ APP_LOCALES: 'de, en ,pt_BR', APP_USERS: `ann:${hash}:ROLE_ADMIN|ROLE_X; bob:${hash}`, APP_API_TOKENS: `ann:${'a'.repeat(64)}` }, false)
+  t.same(env.APP_LOCALES, ['de', 'en', 'pt_BR'])
+  t.equal(env.APP_DEFAULT_LOCALE, 'de')
+  t.same(env.APP_USERS, [{ username: 'ann', password: hash, roles: ['ROLE_ADMIN', 'ROLE_X'] }, { username: 'bob', password: hash, roles: [] }])
+  t.same(env.APP_API_TOKENS, { ann: 'a'.repeat(64) })
+  t.throws(() => loadServiceEnv({ APP_LOCALES: 'en', APP_DEFAULT_LOCALE: 'fr' }, false), { message: /APP_DEFAULT_LOCALE "fr" is not one of APP_LOCALES \(en\)/ })
+  t.throws(() => loadServiceEnv({ APP_LOCALES: 'en,not a locale' }, false), { message: /APP_LOCALES/ })
+  t.throws(() => loadServiceEnv({ APP_USERS: 'ann:plain-password:ROLE_ADMIN' }, false), { message: /APP_USERS user "ann": password not a scrypt password hash/ })
+  t.throws(() => loadServiceEnv({ APP_USERS: 'ann' }, false), { message: /APP_USERS entry 1/ })
+  t.throws(() => loadServiceEnv({ APP_API_TOKENS: 'ann:abc' }, false), { message: /APP_API_TOKENS/ })
 })
 
 t.test('the example service answers its home page and the exact routing errors', async (t) => {

@@ -33,6 +33,7 @@ t.test('the service starts, answers, and shuts down gracefully on SIGTERM', asyn
   child.kill('SIGTERM')
   const [code] = await once(child, 'exit')
   t.equal(code, 0)
+  t.match(output, /APP_SESSION_SECRET is not set: using a random secret/, 'the generated secret is announced')
   t.match(output, /shutting down/)
   t.match(output, /"signal":"SIGTERM"/)
 })
@@ -44,6 +45,15 @@ t.test('debug in prod is refused at start with the reason', async (t) => {
   const [code] = await once(child, 'exit')
   t.equal(code, 1)
   t.match(errors, 'refusing to start with APP_DEBUG=true in APP_ENV=prod')
+})
+
+t.test('prod without a session secret is refused with the reason', async (t) => {
+  const child = start({ APP_ENV: 'prod' })
+  let errors = ''
+  child.stderr.on('data', (chunk: Buffer) => { errors += chunk.toString() })
+  const [code] = await once(child, 'exit')
+  t.equal(code, 1)
+  t.match(errors, 'APP_SESSION_SECRET is required with APP_ENV=prod')
 })
 
 t.test('a bad variable is refused with its name', async (t) => {

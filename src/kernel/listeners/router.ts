@@ -70,16 +70,23 @@ function routingAnswer (table: RouteTable, request: FastifyRequest, context: Ker
         `No route found for "${request.method} ${url}": Method Not Allowed (Allow: ${outcome.allow.join(', ')})`,
         new MethodNotAllowedException(outcome.allow)
       )
-    case 'not-found': {
-      const referer = request.headers.referer
-      // PHP truthiness, as in Symfony's RouterListener: "" and "0" add no suffix
-      const from = typeof referer === 'string' && referer !== '' && referer !== '0' ? ` (from "${referer}")` : ''
-      return new NotFoundHttpException(
-        `No route found for "${request.method} ${url}"${from}`,
-        new ResourceNotFoundException(`No routes found for "${outcome.attemptedPath}".`)
-      )
-    }
+    case 'not-found':
+      return routeNotFound(request, context, outcome.attemptedPath)
   }
+}
+
+/**
+ * Symfony's 404 for a request no route serves, `attemptedPath` being the last path the matcher
+ * tried. Also raised after matching by listeners that act as requirements (`_locale`).
+ */
+export function routeNotFound (request: FastifyRequest, context: KernelContext, attemptedPath: string): NotFoundHttpException {
+  const referer = request.headers.referer
+  // PHP truthiness, as in Symfony's RouterListener: "" and "0" add no suffix
+  const from = typeof referer === 'string' && referer !== '' && referer !== '0' ? ` (from "${referer}")` : ''
+  return new NotFoundHttpException(
+    `No route found for "${request.method} ${context.absoluteUrl()}"${from}`,
+    new ResourceNotFoundException(`No routes found for "${attemptedPath}".`)
+  )
 }
 
 /**

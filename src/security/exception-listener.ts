@@ -1,0 +1,43 @@
+import type { ExceptionEvent } from '../kernel/events.js'
+import { AccessDeniedHttpException } from '../errors/http-exceptions.js'
+import { AccessDeniedException, AuthenticationException } from './errors.js'
+import { securityOf } from './firewall-listener.js'
+import { startAuthentication } from './entry-points.js'
+import { sessionOf, targetPathKey } from './session-token.js'
+
+/**
+ * Symfony's security ExceptionListener (kernel.exception, priority 1, before the logger and
+ * the error controller):
+ * - an anonymous request denied access, or any authentication failure: the firewall's entry
+ *   point answers (401 with `WWW-Authenticate` and an empty body, or a redirect to the login form);
+ * - an authenticated user denied access: the error becomes AccessDeniedHttpException
+ *   (403 `Access Denied.`, the security exception as its cause) for the error controller.
+ */
+export function createSecurityExceptionListener () {
+  return function securityExceptions (event: ExceptionEvent): void {
+    const error = event.error
+    const isDenied = error instanceof AccessDeniedException
+    if (!isDenied && !(error instanceof AuthenticationException)) return
+    const state = securityOf(event.context)
+    if (isDenied && state !== null && state.user !== null) {
+      event.error = new AccessDeniedHttpException(error.message, error)
+      event.context.exception = event.error
+      event.context.collected.security = state.collect()
+      return
+    }
+    // outside every firewall there is no way to log in: the error page tells the status
+    const uri = event.context.uri
+    if (state === null || state.firewall === null || uri === undefined) return
+    const firewall = state.firewall
+    const answer = startAuthentication(firewall, `${uri.scheme}://${uri.httpHost}`)
+    if (answer === null) return
+    if (firewall.entryPoint === 'formLogin' && event.request.method === 'GET') {
+      // back to this page after logging in (Symfony's target path): this uses the session
+      sessionOf(event.request)?.set(targetPathKey(firewall.name), uri.path + (uri.query === '' ? '' : '?' + uri.query))
+    }
+    state.decision = 'unauthenticated'
+    state.reason ??= error.message
+    event.context.collected.security = state.collect()
+    event.setResponse(answer)
+  }
+}

@@ -1,0 +1,71 @@
+import type { FastifyRequest } from 'fastify'
+import type { KernelContext } from '../kernel/context.js'
+import type { Security } from './security.js'
+import type { ResolvedFirewall } from './options.js'
+import { MAX_USERNAME_LENGTH } from './credentials.js'
+import { MAX_PASSWORD_LENGTH } from './password-hasher.js'
+import { securityOf } from './firewall-listener.js'
+import { sessionOf, targetPathKey, tokenKey } from './session-token.js'
+import type { StoredToken } from './session-token.js'
+
+/** A local path, never `//host` or `/\host` (which browsers read as another site). */
+function isLocalPath (value: unknown): value is string {
+  return typeof value === 'string' && value.startsWith('/') && !value.startsWith('//') && !value.startsWith('/\\') && !/[\r\n]/.test(value)
+}
+
+function origin (context: KernelContext | null): string {
+  const uri = context?.uri
+  return uri === undefined ? '' : `${uri.scheme}://${uri.httpHost}`
+}
+
+/**
+ * The form login check (POST to `checkPath`). Success: the session id is regenerated (no
+ * session fixation; the session's other attributes move to the new id), the user is kept in
+ * it, and the answer is a redirect to the saved target path or `defaultTargetPath`. Failure:
+ * a redirect back to the login form with `?error=1`, and no session is created or touched.
+ * Returns the absolute Location to redirect to.
+ */
+export async function checkFormLogin (security: Security, firewall: ResolvedFirewall, request: FastifyRequest): Promise<string> {
+  const form = firewall.formLogin!
+  const body = (typeof request.body === 'object' && request.body !== null ? request.body : {}) as Record<string, unknown>
+  const username = body[form.usernameParameter]
+  const password = body[form.passwordParameter]
+  const base = origin(request.kernel)
+  const valid = typeof username === 'string' && typeof password === 'string' &&
+    username.length <= MAX_USERNAME_LENGTH && password.length <= MAX_PASSWORD_LENGTH
+  const user = valid ? await security.checkPassword(username.trim(), password) : null
+  const state = securityOf(request.kernel)
+  if (user === null) {
+    if (state !== null && request.kernel !== null) {
+      state.decision = 'unauthenticated'
+      state.reason = 'Invalid credentials.'
+      request.kernel.collected.security = state.collect()
+    }
+    return `${base}${form.loginPath}?error=1`
+  }
+
+  const session = sessionOf(request)!
+  const target = session.get(targetPathKey(firewall.name))
+  const keep = Object.keys(session).filter((key) => key !== 'cookie' && key !== targetPathKey(firewall.name))
+  await (request.session as unknown as { regenerate: (keep: string[]) => Promise<void> }).regenerate(keep)
+  sessionOf(request)!.set(tokenKey(firewall.name), { username: user.username, authenticator: 'formLogin' } satisfies StoredToken)
+  if (state !== null && request.kernel !== null) {
+    state.authenticate(user, 'formLogin')
+    request.kernel.collected.security = state.collect()
+  }
+  return base + (isLocalPath(target) ? target : form.defaultTargetPath)
+}
+
+/** Logout: the session is destroyed (its cookie cleared by the caller); returns the Location. */
+export async function logout (firewall: ResolvedFirewall, request: FastifyRequest): Promise<string> {
+  const session = sessionOf(request) as { destroy?: () => Promise<void> } | null
+  if (session !== null && typeof session.destroy === 'function') await session.destroy()
+  const state = securityOf(request.kernel)
+  if (state !== null && request.kernel !== null) {
+    state.user = null
+    state.roles = []
+    state.authenticator = null
+    request.kernel.collected.security = state.collect()
+  }
+  return origin(request.kernel) + firewall.logout!.target
+}
