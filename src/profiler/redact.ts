@@ -31,6 +31,20 @@ export class Redactor {
     return this.names.has(lower) || this.pattern.test(name)
   }
 
+  /** A URL with the values of secret query fields masked (`?api_key=******`). */
+  url (url: string): string {
+    const mark = url.indexOf('?')
+    if (mark === -1) return url
+    const query = url.slice(mark + 1).split('&').map((pair) => {
+      const eq = pair.indexOf('=')
+      const name = eq === -1 ? pair : pair.slice(0, eq)
+      let decoded = name
+      try { decoded = decodeURIComponent(name.replace(/\+/g, ' ')) } catch { /* keep the raw name */ }
+      return eq !== -1 && this.isSecret(decoded) ? `${name}=${REDACTED}` : pair
+    })
+    return `${url.slice(0, mark)}?${query.join('&')}`
+  }
+
   /** A header list with secret values masked and long values cut. */
   headers (pairs: Iterable<[string, string]>): Array<[string, string]> {
     const out: Array<[string, string]> = []

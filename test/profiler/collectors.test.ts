@@ -16,7 +16,7 @@ t.test('request collector: method, URL, route and params, query, headers, cookie
   })
   const r = profile.request
   t.equal(r.method, 'POST')
-  t.equal(r.url, 'http://example.test/form?page=2&api_key=abc')
+  t.equal(r.url, 'http://example.test/form?page=2&api_key=******', 'secret query values are masked in the URL too')
   t.equal(r.path, '/form')
   t.equal(r.route, 'form')
   t.equal(r.ip, '10.1.2.3')

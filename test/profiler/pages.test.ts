@@ -127,6 +127,8 @@ t.test('search page: recent profiles, newest first, with filters', async (t) => 
   t.equal(all.statusCode, 200)
   const order = [c.token, b.token, a.token].map((token) => all.body.indexOf(`href="/_profiler/${token}"`))
   t.ok(order.every((at) => at > 0) && order[0] < order[1] && order[1] < order[2], 'newest first')
+  t.match(all.body, '<span class="status status-warning">404</span>', 'statuses are coloured')
+  t.match(all.body, '<span class="status status-success">200</span>')
   const tokens = async (query: string): Promise<string[]> => {
     const res = await page(app, `/_profiler/?${query}`)
     t.equal(res.statusCode, 200, query)

@@ -64,11 +64,11 @@ export class LogCapture {
 }
 
 /** What Fastify's own serializers keep of a request or reply in a log call. */
-function summarizeLogValue (key: string, value: unknown): unknown {
+function summarizeLogValue (key: string, value: unknown, redactor: Redactor): unknown {
   if (typeof value === 'object' && value !== null && 'raw' in value) {
     if (key === 'req' || key === 'request') {
       const r = value as { method?: string, url?: string }
-      return { method: r.method, url: r.url }
+      return { method: r.method, url: typeof r.url === 'string' ? redactor.url(r.url) : r.url }
     }
     if (key === 'res' || key === 'reply') return { statusCode: (value as { statusCode?: number }).statusCode }
   }
@@ -87,7 +87,7 @@ export function formatLogs (captured: CapturedLogs | undefined, startOffset: num
       message = rest.length > 0 ? format(...rest) : first.message
     } else if (typeof first === 'object' && first !== null) {
       const fields: Record<string, unknown> = {}
-      for (const [key, value] of Object.entries(first)) fields[key] = summarizeLogValue(key, value)
+      for (const [key, value] of Object.entries(first)) fields[key] = summarizeLogValue(key, value, redactor)
       context = redactor.value(fields)
       const msg = (first as { msg?: unknown }).msg
       message = rest.length > 0 ? format(...rest) : typeof msg === 'string' ? msg : ''

@@ -48,7 +48,7 @@ export function collectRequest (request: FastifyRequest, context: KernelContext,
   }
   return {
     method: request.method,
-    url: truncate(url, MAX_URL),
+    url: truncate(redactor.url(url), MAX_URL),
     path: truncate(uri?.path ?? request.url.split('?')[0], MAX_URL),
     query: redactor.value(request.query ?? {}),
     protocol: request.protocol,

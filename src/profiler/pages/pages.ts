@@ -12,7 +12,7 @@ export interface PageModel {
   [key: string]: unknown
 }
 
-export function statusClass (status: number): string {
+export function statusKind (status: number): string {
   return status >= 500 ? 'error' : status >= 400 ? 'warning' : status >= 300 ? 'redirect' : status > 0 ? 'success' : 'none'
 }
 
@@ -24,7 +24,7 @@ function summaryRow (summary: ProfileSummary): object {
   return {
     ...summary,
     statusText: summary.statusCode === 0 ? 'aborted' : String(summary.statusCode),
-    statusClass: statusClass(summary.statusCode),
+    statusKind: statusKind(summary.statusCode),
     when: when(summary.time),
     link: `${BASE}/${summary.token}`
   }

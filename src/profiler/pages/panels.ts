@@ -237,7 +237,7 @@ function securityPanel (data: Record<string, unknown>): object {
 /** Generic panel for any other collected key: a table of its fields, or its JSON. */
 function genericPanel (data: unknown): object {
   const flat = typeof data === 'object' && data !== null && !Array.isArray(data) && Object.values(data).every((v) => v === null || typeof v !== 'object')
-  return { rows: flat ? rows(data) : [], json: flat ? '' : pretty(data) }
+  return { rows: flat ? rows(data) : [], pretty: flat ? '' : pretty(data) }
 }
 
 /** The template partial and data of one panel. */
