@@ -4,7 +4,10 @@ import { buildService } from '../../src/service/build-service.js'
 
 t.test('defaults: dev, debug on, 127.0.0.1:8000', async (t) => {
   const env = loadServiceEnv({}, false)
-  t.same(env, { APP_ENV: 'dev', APP_DEBUG: true, APP_FORCE_DEBUG: false, HOST: '127.0.0.1', PORT: 8000, TRUST_PROXY: false, LOG_LEVEL: 'info' })
+  t.same(env, {
+    APP_ENV: 'dev', APP_DEBUG: true, APP_FORCE_DEBUG: false, HOST: '127.0.0.1', PORT: 8000, TRUST_PROXY: false, LOG_LEVEL: 'info',
+    PROFILER_STORAGE: 'file', PROFILER_DIR: 'var/profiler', PROFILER_MAX_PROFILES: 2000, PROFILER_MAX_AGE: 172800, PROFILER_ALLOWED_NETWORKS: []
+  })
   t.equal(loadServiceEnv({ APP_ENV: 'prod' }, false).APP_DEBUG, false, 'debug is off by default outside dev')
 })
 
@@ -26,7 +29,7 @@ t.test('debug in prod is refused unless forced, with the reason', async (t) => {
 })
 
 t.test('the example service answers its home page and the exact routing errors', async (t) => {
-  const app = await buildService(loadServiceEnv({ APP_ENV: 'test', APP_DEBUG: 'true' }, false), { logger: false })
+  const app = await buildService(loadServiceEnv({ APP_ENV: 'test', APP_DEBUG: 'true', PROFILER_STORAGE: 'memory' }, false), { logger: false })
   t.teardown(() => app.close())
   const home = await app.inject({ url: '/', headers: { host: 'localhost:8000' } })
   t.equal(home.statusCode, 200)
