@@ -73,7 +73,7 @@ function fail (problems: string[]): never {
  * Validates `profiler` (boolean or object) and fills in defaults. `false` gives undefined (off);
  * every bad sub-option is named, as `option "profiler.maxProfiles" must be integer`.
  */
-export function resolveProfilerOptions (given: boolean | Record<string, unknown> | undefined, defaultOn: boolean): ResolvedProfilerOptions | undefined {
+export function resolveProfilerOptions (given: boolean | ProfilerOptions | Record<string, unknown> | undefined, defaultOn: boolean): ResolvedProfilerOptions | undefined {
   if (given === false || (given === undefined && !defaultOn)) return undefined
   const options = (given === true || given === undefined ? {} : given)
   if (!validate(options)) {
