@@ -23,7 +23,9 @@ process.on('message', (message) => {
   const { rss, heapUsed } = process.memoryUsage()
   const profiler = app.kernelProfiler
   const directory = options.profiler?.directory
+  const { user, system } = process.cpuUsage()
   process.send({
+    cpu: user + system,
     rss,
     heapUsed,
     profiles: profiler?.storage.size ?? null,

@@ -25,40 +25,48 @@ export interface CapturedLogs {
 // Fastify's FastifyChildLoggerFactory, without tying this module to Fastify's generics
 type ChildLoggerFactory = (this: any, logger: any, bindings: any, options: any, rawRequest: any) => any
 
+const kCaptured = Symbol('fastify-kernel.captured-logs')
+const kOriginal = Symbol('fastify-kernel.original-logger')
+
+/**
+ * The level methods of a capturing logger, made once: each notes the call in the request's
+ * record list and calls the real method. Shared, so a request costs no closures; `this` is the
+ * capturing logger or one of its children, which inherit both symbols.
+ */
+const CAPTURING_METHODS: Array<[string, (this: any, ...args: unknown[]) => unknown]> = LEVELS.map(([name, level]) => [name, function (this: any, ...args: unknown[]) {
+  const captured = this[kCaptured] as CapturedLogs
+  if (captured.calls.length < MAX_RECORDS) captured.calls.push({ level, offset: performance.now() - captured.origin, args })
+  else captured.dropped++
+  return this[kOriginal][name].apply(this, args)
+}])
+
 /**
  * Captures each request's log calls for the profiler. Fastify creates `request.log` before any
  * hook runs, through its child logger factory: this factory asks the previous one for the
  * child, as before, and gives back an object inheriting from it whose level methods note the
  * call and then call the real method. What the app's logger prints does not change; children
- * of `request.log` inherit the capture.
+ * of `request.log` inherit the capture. The records hang on the raw request (a symbol, not a
+ * WeakMap: thousands of live weak entries make every garbage collection slower).
  */
 export class LogCapture {
-  private readonly byRequest = new WeakMap<object, CapturedLogs>()
-
   factory (previous: ChildLoggerFactory): ChildLoggerFactory {
-    const byRequest = this.byRequest
     return function profiledChildLogger (this: any, logger, bindings, options, rawRequest) {
       const child = previous.call(this, logger, bindings, options, rawRequest)
       const captured: CapturedLogs = { calls: [], dropped: 0, origin: performance.now() }
-      byRequest.set(rawRequest, captured)
+      rawRequest[kCaptured] = captured
       const capturing = Object.create(child)
-      for (const [name, level] of LEVELS) {
-        const original = child[name]
-        if (typeof original !== 'function') continue
-        capturing[name] = function (this: unknown, ...args: unknown[]) {
-          if (captured.calls.length < MAX_RECORDS) captured.calls.push({ level, offset: performance.now() - captured.origin, args })
-          else captured.dropped++
-          return original.apply(this, args)
-        }
-      }
+      capturing[kCaptured] = captured
+      capturing[kOriginal] = child
+      for (const [name, method] of CAPTURING_METHODS) capturing[name] = method
       return capturing
     }
   }
 
   /** The calls captured for a request (and forgets them). */
   take (rawRequest: object): CapturedLogs | undefined {
-    const captured = this.byRequest.get(rawRequest)
-    this.byRequest.delete(rawRequest)
+    const holder = rawRequest as { [kCaptured]?: CapturedLogs }
+    const captured = holder[kCaptured]
+    if (captured !== undefined) holder[kCaptured] = undefined
     return captured
   }
 }

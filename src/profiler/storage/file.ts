@@ -10,6 +10,7 @@ export interface StorageLogger {
   warn: (fields: object, message: string) => void
 }
 
+const PAUSE = process.env.NOPAUSE === undefined
 const INDEX = 'index.jsonl'
 const PROFILE_FILE = /^[0-9a-f]{6}\.json$/
 
@@ -36,11 +37,16 @@ export class FileProfileStorage implements ProfileStorage {
   private chain: Promise<void> = Promise.resolve()
   private counter = 0
   private readonly timer: NodeJS.Timeout
+  /** profiles saved but not on disk yet, readable meanwhile */
+  private readonly unwritten = new Map<string, string>()
+  private readonly writeQueue: Array<{ token: string, json: string, summary: ProfileSummary, resolve: () => void, reject: (error: unknown) => void }> = []
+  private writing = false
+  private drained: Promise<void> = Promise.resolve()
 
   private constructor (directory: string, private readonly limits: { maxProfiles: number, maxAgeMs: number }, private readonly log: StorageLogger) {
     this.directory = resolve(directory)
     // an idle server still forgets expired profiles
-    this.timer = setInterval(() => this.prune(), Math.min(limits.maxAgeMs, 60_000))
+    this.timer = setInterval(() => { this.prune(); void this.flush() }, Math.min(limits.maxAgeMs, 60_000))
     this.timer.unref()
   }
 
@@ -98,24 +104,68 @@ export class FileProfileStorage implements ProfileStorage {
     return this.entries.has(token)
   }
 
+  /**
+   * Queues the profile for the writer and makes it visible at once (`has`, `find`, `load`); the
+   * promise settles when its file is on disk. Serialising happens here, on the caller's tick.
+   */
   async save (profile: Profile): Promise<void> {
     const token = profile.token
     if (!TOKEN_PATTERN.test(token)) throw new Error(`fastify-kernel: refusing to store a profile under "${token}"`)
     const json = JSON.stringify(profile)
+    const summary = summarize(profile)
+    this.unwritten.set(token, json)
+    this.entries.delete(token)
+    this.entries.set(token, summary)
+    this.prune()
+    await new Promise<void>((resolve, reject) => {
+      this.writeQueue.push({ token, json, summary, resolve, reject })
+      this.drain()
+    })
+  }
+
+  /**
+   * The writer: one profile at a time (temporary file, then rename), pausing after each write as
+   * long as it took. Creating a file costs 0.1 to 0.6 ms of kernel time on a VM's ext4: written
+   * in parallel, as fast as requests come, the disk work would take the CPU the requests need.
+   * This way the disk gets at most about half of one thread; under a load beyond that, the
+   * profiler drops profiles (counted) instead of slowing the application.
+   */
+  private drain (): void {
+    if (this.writing) return
+    this.writing = true
+    this.drained = (async () => {
+      while (this.writeQueue.length > 0) {
+        const item = this.writeQueue.shift()!
+        const started = performance.now()
+        try {
+          if (this.entries.has(item.token)) await this.writeProfile(item.token, item.json, item.summary)
+          item.resolve()
+        } catch (error) {
+          item.reject(error)
+        } finally {
+          this.unwritten.delete(item.token)
+        }
+        if (this.pendingLines.length >= 64 || this.writeQueue.length === 0) await this.flush()
+        const spent = performance.now() - started
+        if (this.writeQueue.length > 0 && PAUSE) await new Promise((resolve) => setTimeout(resolve, spent))
+      }
+      this.writing = false
+    })()
+  }
+
+  private async writeProfile (token: string, json: string, summary: ProfileSummary): Promise<void> {
     const temporary = join(this.directory, `.${token}.${process.pid}.${++this.counter}.tmp`)
     try {
       await writeFile(temporary, json)
       await rename(temporary, this.file(token))
     } catch (error) {
       await unlink(temporary).catch(() => undefined)
+      this.entries.delete(token)
       throw error
     }
-    const summary = summarize(profile)
-    this.entries.delete(token)
-    this.entries.set(token, summary)
-    this.pendingLines.push(JSON.stringify(summary) + '\n')
-    this.prune()
-    await this.flush()
+    // purged while it was being written: the file goes too
+    if (!this.entries.has(token)) await unlink(this.file(token)).catch(() => undefined)
+    else this.pendingLines.push(JSON.stringify(summary) + '\n')
   }
 
   /** Purges the oldest profiles beyond the count and every expired one. */
@@ -124,6 +174,8 @@ export class FileProfileStorage implements ProfileStorage {
     for (const [token, summary] of this.entries) {
       if (this.entries.size <= this.limits.maxProfiles && !this.expired(summary, now)) break
       this.entries.delete(token)
+      // not written yet: the writer skips it (or deletes it if it is being written)
+      if (this.unwritten.has(token)) continue
       this.pendingLines.push(`{"del":"${token}"}\n`)
       unlink(this.file(token)).catch((error: NodeJS.ErrnoException) => {
         if (error.code !== 'ENOENT') this.log.warn({ err: error, token }, 'fastify-kernel: cannot delete an old profile')
@@ -157,6 +209,8 @@ export class FileProfileStorage implements ProfileStorage {
     if (!TOKEN_PATTERN.test(token)) return undefined
     const summary = this.entries.get(token)
     if (summary === undefined || this.expired(summary)) return undefined
+    const queued = this.unwritten.get(token)
+    if (queued !== undefined) return JSON.parse(queued) as Profile
     let text: string
     try {
       text = await readFile(this.file(token), 'utf8')
@@ -184,6 +238,7 @@ export class FileProfileStorage implements ProfileStorage {
   async purge (): Promise<void> {
     const tokens = [...this.entries.keys()]
     this.entries.clear()
+    await this.drained
     this.pendingLines = []
     await this.chain
     await Promise.all(tokens.map((token) => unlink(this.file(token)).catch(() => undefined)))
@@ -193,6 +248,7 @@ export class FileProfileStorage implements ProfileStorage {
 
   async close (): Promise<void> {
     clearInterval(this.timer)
-    await this.chain
+    await this.drained
+    await this.flush()
   }
 }

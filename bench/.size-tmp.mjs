@@ -1,0 +1,13 @@
+import { createKernelApp } from '/work/wt-profiler/dist/src/index.js'
+const app = await createKernelApp({ kernel: { debug: true } })
+app.get('/hello/:name', async (request) => ({ hello: request.params.name }))
+await app.ready()
+const r = await app.inject({ url: '/hello/world', headers: { 'user-agent': 'autocannon', host: '127.0.0.1:3000' } })
+await app.kernelProfiler.settled()
+const p = await app.kernelProfiler.storage.load(r.headers['x-debug-token'])
+const json = JSON.stringify(p)
+console.log('total', json.length)
+for (const [k, v] of Object.entries(p)) console.log(k, JSON.stringify(v).length)
+const t0 = performance.now(); for (let i = 0; i < 10000; i++) JSON.stringify(p); console.log('stringify µs', ((performance.now() - t0) / 10).toFixed(2))
+console.log(JSON.stringify(p.logs), JSON.stringify(p.events).slice(0, 300))
+await app.close()
