@@ -174,7 +174,7 @@ export class Profiler {
       statusCode: response?.statusCode ?? (exception !== null ? statusOf(context.exception) : 0),
       ip: requestData.ip,
       time: context.startedAtEpoch,
-      duration: recording.totalMs,
+      duration: Math.round(recording.totalMs * 1000) / 1000,
       aborted: recording.aborted,
       request: requestData,
       response,

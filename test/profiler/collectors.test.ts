@@ -186,6 +186,7 @@ t.test('performance collector: total time, time to first byte, heap used', async
   t.ok(p.timeToFirstByteMs !== null && p.timeToFirstByteMs > 0 && p.timeToFirstByteMs <= p.totalMs)
   t.ok(p.heapUsedStart > 0 && p.heapUsedEnd > 0)
   t.equal(profile.duration, p.totalMs)
+  t.equal(p.totalMs, Math.round(p.totalMs * 1000) / 1000, 'to the microsecond')
 })
 
 t.test('a request listener that answers early: routing "none", still profiled', async (t) => {

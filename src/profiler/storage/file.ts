@@ -10,7 +10,6 @@ export interface StorageLogger {
   warn: (fields: object, message: string) => void
 }
 
-const PAUSE = process.env.NOPAUSE === undefined
 const INDEX = 'index.jsonl'
 const PROFILE_FILE = /^[0-9a-f]{6}\.json$/
 
@@ -147,7 +146,7 @@ export class FileProfileStorage implements ProfileStorage {
         }
         if (this.pendingLines.length >= 64 || this.writeQueue.length === 0) await this.flush()
         const spent = performance.now() - started
-        if (this.writeQueue.length > 0 && PAUSE) await new Promise((resolve) => setTimeout(resolve, spent))
+        if (this.writeQueue.length > 0) await new Promise((resolve) => setTimeout(resolve, spent))
       }
       this.writing = false
     })()
