@@ -93,7 +93,7 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
 
   app.get(`${PROFILER_PATH}/`, { config: config('_profiler_search') }, async function profilerSearch (request: FastifyRequest, reply) {
     const { filter, form } = parseFilter(request.query)
-    return page(reply, searchPage(await storage.find(filter), form, storage.size))
+    return page(reply, searchPage(await storage.find(filter), form, storage.size, profiler.dropped))
   })
 
   app.get(`${PROFILER_PATH}/latest`, { config: config('_profiler_latest') }, async function profilerLatest (request, reply) {

@@ -17,6 +17,11 @@ export interface ProfilerOptions {
   maxMemory?: number
   /** CIDRs of the clients that may open the profiler; default loopback and private networks */
   allowedNetworks?: string[]
+  /**
+   * most share of the main thread spent building and serialising profiles (default 0.25); beyond
+   * it, under heavy load, profiles are dropped rather than slowing the app. 1: never drop for it
+   */
+  saveBudget?: number
   /** more header or field names to mask, and the pattern of names masked (a regular expression, case-insensitive) */
   redact?: { names?: string[], pattern?: string }
 }
@@ -30,6 +35,7 @@ export interface ResolvedProfilerOptions {
   allowedNetworks: Network[]
   redactNames: string[]
   redactPattern: RegExp
+  saveBudget: number
 }
 
 /** Loopback, RFC 1918, link-local and unique-local ranges: reachable from a container's host. */
@@ -52,6 +58,7 @@ const schema = {
     maxAge: { type: 'number', exclusiveMinimum: 0 },
     maxMemory: { type: 'integer', minimum: 1024 },
     allowedNetworks: { type: 'array', items: { type: 'string' } },
+    saveBudget: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
     redact: {
       type: 'object',
       additionalProperties: false,
@@ -112,6 +119,7 @@ export function resolveProfilerOptions (given: boolean | ProfilerOptions | Recor
     maxMemory: o.maxMemory ?? 64 * 1024 * 1024,
     allowedNetworks,
     redactNames: (o.redact?.names ?? []).map((n) => n.toLowerCase()),
-    redactPattern
+    redactPattern,
+    saveBudget: o.saveBudget ?? 0.25
   }
 }

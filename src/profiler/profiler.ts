@@ -26,6 +26,14 @@ export const PROFILER_PATH = '/_profiler'
 export const kProfilerRoute = Symbol.for('fastify-kernel.profiler-route')
 /** Saves waiting for the storage beyond this are dropped: a slow disk never grows the heap. */
 const MAX_PENDING_SAVES = 256
+/**
+ * Building and serialising profiles may take at most `saveBudget` of the main thread, measured
+ * over windows of this length. A developer clicking around never comes near it; under a load
+ * test the profiler keeps what fits and drops the rest (counted), instead of slowing the app.
+ */
+const SAVE_WINDOW_MS = 100
+/** a few saves in a window are always kept: one slow first save (cold code) is no load */
+const SAVES_BEFORE_BUDGET = 20
 const RECORDING = 'profiler.recording'
 
 export interface ProfilerLogger {
@@ -64,8 +72,11 @@ export class Profiler {
   /** tokens drawn for requests whose profile is not stored yet */
   private readonly reserved = new Set<string>()
   private pendingSaves = 0
-  /** profiles not stored because the storage was behind */
+  /** profiles not stored because the storage or the save budget was exhausted */
   dropped = 0
+  private windowStart = 0
+  private windowSpent = 0
+  private windowSaves = 0
 
   constructor (
     readonly options: ResolvedProfilerOptions,
@@ -121,18 +132,29 @@ export class Profiler {
     recording.totalMs = context.elapsed()
     recording.aborted = event.aborted
     recording.heapUsedEnd = heapUsed()
-    if (this.pendingSaves >= MAX_PENDING_SAVES) {
+    const now = performance.now()
+    if (now - this.windowStart >= SAVE_WINDOW_MS) {
+      this.windowStart = now
+      this.windowSpent = 0
+      this.windowSaves = 0
+    }
+    if (this.pendingSaves >= MAX_PENDING_SAVES || (this.options.saveBudget < 1 && this.windowSaves >= SAVES_BEFORE_BUDGET && this.windowSpent >= this.options.saveBudget * SAVE_WINDOW_MS)) {
       this.dropped++
       this.reserved.delete(recording.token)
       return
     }
     this.pendingSaves++
+    this.windowSaves++
     setImmediate(() => { void this.save(event.request, event.reply, context, recording) })
   }
 
   private async save (request: FastifyRequest, reply: FastifyReply, context: KernelContext, recording: Recording): Promise<void> {
+    const started = performance.now()
     try {
-      await this.storage.save(this.buildProfile(request, reply, context, recording))
+      const saved = this.storage.save(this.buildProfile(request, reply, context, recording))
+      // the synchronous part (building, serialising) is what the main thread pays
+      this.windowSpent += performance.now() - started
+      await saved
     } catch (error) {
       this.log.warn({ err: error, token: recording.token }, 'fastify-kernel: the profile could not be saved')
     } finally {

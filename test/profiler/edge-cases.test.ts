@@ -67,3 +67,17 @@ t.test('huge and hostile values are cut, never a 500', async (t) => {
   t.equal((await page(app, `/_profiler/${'f'.repeat(10_000)}`)).statusCode, 200, 'a long token is just not found')
   t.equal((await page(app, '/_profiler/abcdef?panel[]=x&panel[]=y')).statusCode, 200)
 })
+
+t.test('under load beyond the save budget, profiles are dropped and counted; requests are unaffected', async (t) => {
+  const app = await buildApp({ debug: true, profiler: { saveBudget: 0.0001 } })
+  t.teardown(() => app.close())
+  const responses = await Promise.all(Array.from({ length: 300 }, (_, i) => app.inject({ url: `/hello/${i}`, headers: { host } })))
+  t.ok(responses.every((res) => res.statusCode === 200 && /^[0-9a-f]{6}$/.test(String(res.headers['x-debug-token']))), 'every response is whole and has its token')
+  await app.kernelProfiler!.settled()
+  const stored = app.kernelProfiler!.storage.size
+  t.ok(app.kernelProfiler!.dropped > 0, `${app.kernelProfiler!.dropped} dropped`)
+  t.equal(stored + app.kernelProfiler!.dropped, 300, 'each request is either stored or counted as dropped')
+  t.ok(stored >= 20, 'the first saves of a window are always kept')
+  const search = await page(app, '/_profiler/')
+  t.match(search.body, `<span id="dropped">${app.kernelProfiler!.dropped} profiles were not stored`)
+})

@@ -19,7 +19,8 @@ t.test('tokens: six lower-case hex characters, redrawn while taken', async (t) =
 })
 
 t.test('every request gets its own token, unique among stored and in-flight profiles', async (t) => {
-  const app = await buildApp({ debug: true })
+  // saveBudget 1: a slow machine must not drop profiles this test counts
+  const app = await buildApp({ debug: true, profiler: { saveBudget: 1 } })
   t.teardown(() => app.close())
   const responses = await Promise.all(Array.from({ length: 200 }, (_, i) => app.inject({ url: `/hello/${i}`, headers: { host } })))
   const tokens = new Set(responses.map((res) => res.headers['x-debug-token']))

@@ -108,7 +108,7 @@ export function parseFilter (query: unknown): { filter: ProfileFilter, form: Rec
   return { filter, form }
 }
 
-export function searchPage (results: readonly ProfileSummary[], form: Record<string, string>, stored: number): PageModel {
+export function searchPage (results: readonly ProfileSummary[], form: Record<string, string>, stored: number, dropped = 0): PageModel {
   return {
     title: 'Profiler: search',
     contentPartial: 'search',
@@ -116,6 +116,7 @@ export function searchPage (results: readonly ProfileSummary[], form: Record<str
     methods: ['', 'GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].map((m) => ({ value: m, label: m === '' ? 'any' : m, selected: m === form.method.toUpperCase() })),
     results: results.map(summaryRow),
     count: results.length,
-    stored
+    stored,
+    dropped
   }
 }
