@@ -107,6 +107,8 @@ export class Profiler {
       context.forcedMiss = true
     }
     const token = createToken((candidate) => this.reserved.has(candidate) || this.storage.has(candidate))
+    // a request that never terminates (a hijacked reply) must not grow this set without bound
+    if (this.reserved.size >= 10_000) this.reserved.clear()
     this.reserved.add(token)
     context.bag.set(RECORDING, new Recording(token, this.logCapture.take(request.raw), heapUsed()))
   }
