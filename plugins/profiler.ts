@@ -9,6 +9,7 @@ import { registerTemplateHelpers } from '../src/http/template-helpers.js'
 import { kKernelInternalRoute } from '../src/kernel/listeners/router.js'
 import { NotFoundHttpException } from '../src/errors/http-exceptions.js'
 import { permanentRedirect } from '../src/routing/redirect.js'
+import { KernelError } from '../src/errors/kernel-errors.js'
 import { resolveProfilerOptions } from '../src/profiler/options.js'
 import type { ResolvedProfilerOptions } from '../src/profiler/options.js'
 import { PROFILER_PATH, Profiler, kProfilerRoute } from '../src/profiler/profiler.js'
@@ -34,7 +35,11 @@ const PARTIALS: Record<string, string> = {
 
 async function openStorage (options: ResolvedProfilerOptions, app: FastifyInstance): Promise<ProfileStorage> {
   if (options.storage === 'file') {
-    return await FileProfileStorage.open(options.directory, { maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs }, app.log)
+    try {
+      return await FileProfileStorage.open(options.directory, { maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs }, app.log)
+    } catch (error) {
+      throw new KernelError('KERNEL_INVALID_OPTIONS', `fastify-kernel: the profiler cannot use its folder "${options.directory}": ${(error as Error).message}`, { cause: error })
+    }
   }
   return new MemoryProfileStorage({ maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs, maxBytes: options.maxMemory })
 }

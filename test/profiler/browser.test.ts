@@ -5,7 +5,8 @@ import { chromium } from 'playwright-core'
 import type { Browser } from 'playwright-core'
 import { buildApp } from '../helpers.js'
 
-const CHROMIUM = '/usr/bin/chromium'
+// Debian's chromium (.ci/run installs it); CHROMIUM_PATH points elsewhere
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const artifacts = resolve(import.meta.dirname, '../artifacts')
 
 if (!existsSync(CHROMIUM)) {

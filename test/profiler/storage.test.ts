@@ -189,3 +189,13 @@ t.test('the profiler never lets storage failures reach the request', async (t) =
   t.equal(res.body, 'about')
   await app.kernelProfiler!.settled()
 })
+
+t.test('a folder the file storage cannot use fails register with its name', async (t) => {
+  const dir = tempDir(t)
+  const blocker = join(dir, 'a-file')
+  writeFileSync(blocker, 'not a folder')
+  await t.rejects(buildApp({ debug: true, profiler: { storage: 'file', directory: join(blocker, 'profiles') } }), {
+    code: 'KERNEL_INVALID_OPTIONS',
+    message: /the profiler cannot use its folder ".*a-file\/profiles"/
+  })
+})
