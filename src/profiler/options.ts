@@ -18,7 +18,7 @@ export interface ProfilerOptions {
   /** CIDRs of the clients that may open the profiler; default loopback and private networks */
   allowedNetworks?: string[]
   /**
-   * most share of the main thread spent building and serialising profiles (default 0.25); beyond
+   * most share of the main thread spent building and serialising profiles (default 0.1); beyond
    * it, under heavy load, profiles are dropped rather than slowing the app. 1: never drop for it
    */
   saveBudget?: number
@@ -120,6 +120,6 @@ export function resolveProfilerOptions (given: boolean | ProfilerOptions | Recor
     allowedNetworks,
     redactNames: (o.redact?.names ?? []).map((n) => n.toLowerCase()),
     redactPattern,
-    saveBudget: o.saveBudget ?? 0.25
+    saveBudget: o.saveBudget ?? 0.1
   }
 }
