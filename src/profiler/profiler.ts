@@ -25,7 +25,7 @@ export const PROFILER_PATH = '/_profiler'
 /** Stamped on the config of the profiler's own routes. */
 export const kProfilerRoute = Symbol.for('fastify-kernel.profiler-route')
 /** Saves waiting for the storage beyond this are dropped: a slow disk never grows the heap. */
-const MAX_PENDING_SAVES = 256
+const MAX_PENDING_SAVES = 64
 /**
  * Building and serialising profiles may take at most `saveBudget` of the main thread, measured
  * over windows of this length. A developer clicking around never comes near it; under a load
