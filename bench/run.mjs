@@ -1,13 +1,22 @@
 // npm run bench — bare Fastify vs fastify-kernel, same routes, same load generator, same run.
 // Each server runs in its own process; autocannon runs here. Prints req/s and p99 as ratios to
 // bare Fastify measured in the same run. BENCH_DURATION (seconds, default 10), BENCH_CONNECTIONS (50).
+// BENCH_SOAK=60: afterwards, load the profiler with file storage on the matched route for that
+// many seconds and report RSS and heap at the start and the end, and the stored-profile count.
 import { fork } from 'node:child_process'
 import { once } from 'node:events'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import autocannon from 'autocannon'
 
 const duration = Number(process.env.BENCH_DURATION ?? 10)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50)
 const only = process.env.BENCH_ONLY // comma-separated server names, for a quick look
+const soak = Number(process.env.BENCH_SOAK ?? 0)
+// the file storage writes to a folder of its own, removed at the end
+const profileDir = mkdtempSync(join(tmpdir(), 'bench-profiler-'))
+process.on('exit', () => rmSync(profileDir, { recursive: true, force: true }))
 
 const requests = {
   matched: { method: 'GET', path: '/hello/world' },
@@ -20,7 +29,7 @@ const servers = [
   { name: 'kernel prod', kind: 'kernel', options: { debug: false } },
   { name: 'kernel debug', kind: 'kernel', options: { debug: true, profiler: false } },
   { name: 'kernel debug + profiler (memory)', kind: 'kernel', options: { debug: true, profiler: { storage: 'memory' } }, scenarios: ['matched', 'not found'], needsProfiler: true },
-  { name: 'kernel debug + profiler (file)', kind: 'kernel', options: { debug: true, profiler: { storage: 'file' } }, scenarios: ['matched', 'not found'], needsProfiler: true }
+  { name: 'kernel debug + profiler (file)', kind: 'kernel', options: { debug: true, profiler: { storage: 'file', directory: profileDir } }, scenarios: ['matched', 'not found'], needsProfiler: true }
 ]
 
 async function start (server) {
@@ -63,6 +72,40 @@ for (const server of servers) {
   await once(child, 'exit')
 }
 
+let soakReport
+if (soak > 0) soakReport = await soakFileStorage(soak)
+
+/** The file-storage profiler under sustained load: memory at the start and the end, and the store's bounds. */
+async function soakFileStorage (seconds) {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-soak-'))
+  // a bound small enough to be reached early in the run: the soak checks it holds
+  const maxProfiles = 300
+  const server = { name: 'soak', kind: 'kernel', options: { debug: true, profiler: { storage: 'file', directory: dir, maxProfiles } } }
+  const { child, port } = await start(server)
+  await load(port, requests.matched, 5) // warm-up, and the store fills up past its bound
+  const samples = [await memory(child)]
+  const run = load(port, requests.matched, seconds)
+  const timer = setInterval(async () => { samples.push(await memory(child)) }, 5000)
+  const result = await run
+  clearInterval(timer)
+  samples.push(await memory(child))
+  child.kill('SIGTERM')
+  await once(child, 'exit')
+  rmSync(dir, { recursive: true, force: true })
+  const first = samples[0]
+  const last = samples.at(-1)
+  const mb = (bytes) => (bytes / 1048576).toFixed(1)
+  const change = (a, b) => `${(((b - a) / a) * 100).toFixed(1)}%`
+  const maxRss = Math.max(...samples.map((s) => s.rss))
+  const maxCount = Math.max(...samples.map((s) => s.profiles))
+  const maxFiles = Math.max(...samples.map((s) => s.files ?? 0))
+  return [
+    `Soak: profiler with file storage, matched route, ${seconds} s, ${Math.round(result.requests.average)} req/s, ${result.requests.total} requests`,
+    `RSS ${mb(first.rss)} → ${mb(last.rss)} MB (${change(first.rss, last.rss)}, peak ${mb(maxRss)}); heap used ${mb(first.heapUsed)} → ${mb(last.heapUsed)} MB (${change(first.heapUsed, last.heapUsed)})`,
+    `stored profiles ≤ ${maxCount} (bound ${maxProfiles}), files on disk ≤ ${maxFiles}, saves dropped because the disk was behind: ${last.dropped}`
+  ].join('\n')
+}
+
 const bare = Object.fromEntries(results.filter((r) => r.server === 'bare Fastify').map((r) => [r.scenario, r]))
 const mb = (bytes) => (bytes / 1048576).toFixed(0)
 console.log(`\n${duration} s per run, ${connections} connections, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}\n`)
@@ -74,3 +117,4 @@ for (const r of results) {
   const p99Ratio = base && base.p99 > 0 ? (r.p99 / base.p99).toFixed(2) : '—'
   console.log(`| ${r.server} | ${r.scenario} (${r.statuses}) | ${Math.round(r.rps)} | ${ratio} | ${r.p99} | ${p99Ratio} | ${mb(r.rssBefore)} → ${mb(r.rssAfter)} |`)
 }
+if (soakReport !== undefined) console.log(`\n${soakReport}`)

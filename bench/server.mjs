@@ -1,13 +1,15 @@
 // One server under load: `node bench/server.mjs bare` or `node bench/server.mjs kernel '<kernel options JSON>'`.
 // Prints its port on stdout, then serves until killed. Same routes in both, so the work differs only by the kernel.
 import Fastify from 'fastify'
+import { readdirSync } from 'node:fs'
 import { createKernelApp } from '../dist/src/index.js'
 
 const [kind = 'bare', optionsJson = '{}'] = process.argv.slice(2)
+const options = JSON.parse(optionsJson)
 
 const app = kind === 'bare'
   ? Fastify()
-  : await createKernelApp({ kernel: JSON.parse(optionsJson) })
+  : await createKernelApp({ kernel: options })
 
 app.get('/hello/:name', async (request) => ({ hello: request.params.name }))
 app.post('/hello/:name', async () => ({ posted: true }))
@@ -17,5 +19,17 @@ await app.listen({ port: 0, host: '127.0.0.1' })
 process.stdout.write(`${app.server.address().port}\n`)
 process.on('SIGINT', () => process.exit(0)) // exit cleanly, so --cpu-prof can write its profile
 process.on('message', (message) => {
-  if (message === 'memory') process.send({ rss: process.memoryUsage().rss, heapUsed: process.memoryUsage().heapUsed })
+  if (message !== 'memory') return
+  const { rss, heapUsed } = process.memoryUsage()
+  const profiler = app.kernelProfiler
+  const directory = options.profiler?.directory
+  const { user, system } = process.cpuUsage()
+  process.send({
+    cpu: user + system,
+    rss,
+    heapUsed,
+    profiles: profiler?.storage.size ?? null,
+    dropped: profiler?.dropped ?? null,
+    files: directory === undefined ? null : readdirSync(directory).filter((name) => name.endsWith('.json')).length
+  })
 })

@@ -6,7 +6,7 @@ import { Kernel } from '../src/kernel/kernel.js'
 import { Priority, Stage } from '../src/kernel/stages.js'
 import { RouteTable } from '../src/routing/route-table.js'
 import type { RouteDefinition } from '../src/routing/route-table.js'
-import { createRouterListener, kKernelNotFound, kKernelRoute, routingFailure } from '../src/kernel/listeners/router.js'
+import { createRouterListener, kKernelInternalRoute, kKernelNotFound, kKernelRoute, routingFailure } from '../src/kernel/listeners/router.js'
 import { createErrorController } from '../src/kernel/listeners/error-controller.js'
 import { logException } from '../src/kernel/listeners/exception-logger.js'
 import { disallowRobotsIndexing } from '../src/kernel/listeners/robots.js'
@@ -56,6 +56,13 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
   app.addHook('onRoute', (route) => {
     const config = (route.config ?? {}) as Record<string | symbol, unknown>
     const name = typeof config.name === 'string' ? config.name : undefined
+    // the kernel's own routes (profiler) are matched but never part of the app's table: they
+    // take no part in 404/405/redirect answers, and where refused they answer as if absent
+    if (config[kKernelInternalRoute] === true) {
+      const methods = (Array.isArray(route.method) ? route.method : [route.method]).map((m) => m.toUpperCase())
+      route.config = { ...config, [kKernelRoute]: { index: -1, name: name ?? route.url, methods, url: route.url, controller: controllerName(route.handler) } } as typeof route.config
+      return
+    }
     let definition = routes.add(route.method, route.url, name, controllerName(route.handler))
     if (definition !== undefined) byUrl.set(route.url, definition)
     else definition = (config[kKernelRoute] as RouteDefinition | undefined) ?? byUrl.get(route.url) ?? { index: -1, name: name ?? `head_${route.url}`, methods: ['HEAD'], url: route.url, controller: controllerName(route.handler) }
@@ -96,5 +103,9 @@ export const kernel = fp(kernelPlugin, { fastify: '5.x', name: 'fastify-kernel' 
 declare module 'fastify' {
   interface FastifyInstance {
     kernel: Kernel
+  }
+  interface FastifyContextConfig {
+    /** the route's name, Symfony's `_route` (default: made from the methods and the URL) */
+    name?: string
   }
 }

@@ -1,11 +1,125 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import view from '@fastify/view'
+import Handlebars from 'handlebars'
 import type { Kernel } from '../src/kernel/kernel.js'
 import type { ResolvedKernelOptions } from '../src/config/options.js'
+import { Priority, Stage } from '../src/kernel/stages.js'
+import { templatesDir } from '../src/config/paths.js'
+import { registerTemplateHelpers } from '../src/http/template-helpers.js'
+import { kKernelInternalRoute } from '../src/kernel/listeners/router.js'
+import { NotFoundHttpException } from '../src/errors/http-exceptions.js'
+import { permanentRedirect } from '../src/routing/redirect.js'
 import { KernelError } from '../src/errors/kernel-errors.js'
+import { resolveProfilerOptions } from '../src/profiler/options.js'
+import type { ResolvedProfilerOptions } from '../src/profiler/options.js'
+import { PROFILER_PATH, Profiler, kProfilerRoute } from '../src/profiler/profiler.js'
+import type { ProfileStorage } from '../src/profiler/storage/storage.js'
+import { MemoryProfileStorage } from '../src/profiler/storage/memory.js'
+import { FileProfileStorage } from '../src/profiler/storage/file.js'
+import type { Profile } from '../src/profiler/profile.js'
+import { availablePanels, defaultPanel } from '../src/profiler/pages/panels.js'
+import type { PageModel } from '../src/profiler/pages/pages.js'
+import { neighboursOf, noProfilesPage, parseFilter, profilePage, searchPage, tokenNotFoundPage } from '../src/profiler/pages/pages.js'
 
-/** The web profiler: not built yet (issue 3). Refuses its options rather than ignore them. */
-export async function registerProfiler (_app: FastifyInstance, _kernel: Kernel, options: ResolvedKernelOptions): Promise<void> {
-  if (options.profiler !== undefined && options.profiler !== false) {
-    throw new KernelError('KERNEL_INVALID_OPTIONS', 'fastify-kernel: the profiler is not available yet.')
+/** Before every other kernel.request listener: the token must exist before any error page. */
+const PROFILER_START_PRIORITY = 4096
+const PROFILER_VIEW = 'kernelProfilerView'
+
+const PARTIALS: Record<string, string> = {
+  profile: 'profiler/profile.hbs',
+  search: 'profiler/search.hbs',
+  missing: 'profiler/missing.hbs',
+  ...Object.fromEntries(['request', 'exception', 'routing', 'events', 'logs', 'performance', 'session', 'security', 'generic']
+    .map((panel) => [`panel-${panel}`, `profiler/panels/${panel}.hbs`]))
+}
+
+async function openStorage (options: ResolvedProfilerOptions, app: FastifyInstance): Promise<ProfileStorage> {
+  if (options.storage === 'file') {
+    try {
+      return await FileProfileStorage.open(options.directory, { maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs }, app.log)
+    } catch (error) {
+      throw new KernelError('KERNEL_INVALID_OPTIONS', `fastify-kernel: the profiler cannot use its folder "${options.directory}": ${(error as Error).message}`, { cause: error })
+    }
+  }
+  return new MemoryProfileStorage({ maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs, maxBytes: options.maxMemory })
+}
+
+/**
+ * The web profiler (debug only): stage listeners record every request, `kernel.terminate`
+ * stores it, and the `/_profiler` routes show it. In production nothing is added at all.
+ */
+export async function registerProfiler (app: FastifyInstance, kernel: Kernel, options: ResolvedKernelOptions): Promise<void> {
+  // validated in every mode, so that a typo fails in development and production alike
+  const profilerOptions = resolveProfilerOptions(options.profiler, options.debug)
+  if (!options.debug || profilerOptions === undefined) return
+
+  const storage = await openStorage(profilerOptions, app)
+  const profiler = new Profiler(profilerOptions, storage, () => kernel.routes.routes, options.trace, app.log)
+  app.decorate('kernelProfiler', profiler)
+  app.addHook('onClose', async () => { await profiler.settled(); await storage.close() })
+
+  // each request's log records, captured where Fastify creates request.log
+  app.setChildLoggerFactory(profiler.logCapture.factory(app.childLoggerFactory))
+
+  kernel.on(Stage.REQUEST, profiler.start, { priority: PROFILER_START_PRIORITY, name: 'profiler token' })
+  kernel.on(Stage.RESPONSE, profiler.respond, { priority: Priority.PROFILER, name: 'profiler' })
+  kernel.on(Stage.TERMINATE, profiler.terminate, { priority: Priority.PROFILE_SAVE, name: 'profile save' })
+  kernel.errorPageExtensions.push(profiler.errorPage)
+
+  const handlebars = Handlebars.create()
+  registerTemplateHelpers(handlebars)
+  await app.register(view, { engine: { handlebars }, root: templatesDir, propertyName: PROFILER_VIEW, production: true, options: { partials: PARTIALS } })
+
+  const routes = () => kernel.routes.routes
+  async function page (reply: FastifyReply, model: PageModel): Promise<FastifyReply> {
+    const html = await app.kernelProfilerView('profiler/layout.hbs', model)
+    return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(html)
+  }
+
+  async function showProfile (profile: Profile, query: unknown, reply: FastifyReply): Promise<FastifyReply> {
+    const asked = (query as Record<string, unknown> | undefined)?.panel
+    const requested = Array.isArray(asked) ? asked[0] : asked
+    const panel = typeof requested === 'string' && requested !== '' ? requested : defaultPanel(profile)
+    if (!availablePanels(profile).includes(panel)) {
+      throw new NotFoundHttpException(`Panel "${panel}" is not available for token "${profile.token}".`)
+    }
+    const all = await storage.find({ limit: profilerOptions!.maxProfiles })
+    return page(reply, profilePage(profile, panel, neighboursOf(profile.token, all), routes()))
+  }
+
+  const config = (name: string) => ({ name, [kProfilerRoute]: true, [kKernelInternalRoute]: true })
+
+  app.get(PROFILER_PATH, { config: config('_profiler_home_redirect') }, async function profilerHomeRedirect (request, reply) {
+    const uri = request.kernel?.uri
+    const location = uri === undefined ? `${PROFILER_PATH}/` : `${uri.scheme}://${uri.httpHost}${PROFILER_PATH}/`
+    const redirect = permanentRedirect(location, request.method !== 'HEAD')
+    return reply.code(301).headers(redirect.headers).type(redirect.contentType).send(redirect.body)
+  })
+
+  app.get(`${PROFILER_PATH}/`, { config: config('_profiler_search') }, async function profilerSearch (request: FastifyRequest, reply) {
+    const { filter, form } = parseFilter(request.query)
+    return page(reply, searchPage(await storage.find(filter), form, storage.size, profiler.dropped))
+  })
+
+  app.get(`${PROFILER_PATH}/latest`, { config: config('_profiler_latest') }, async function profilerLatest (request, reply) {
+    const [newest] = await storage.find({ limit: 1 })
+    const profile = newest === undefined ? undefined : await storage.load(newest.token)
+    if (profile === undefined) return page(reply, noProfilesPage())
+    return showProfile(profile, request.query, reply)
+  })
+
+  app.get(`${PROFILER_PATH}/:token`, { config: config('_profiler') }, async function profilerPanel (request, reply) {
+    const { token } = request.params as { token: string }
+    const profile = await storage.load(token)
+    if (profile === undefined) return page(reply, tokenNotFoundPage(token))
+    return showProfile(profile, request.query, reply)
+  })
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** the web profiler, when it is on (debug mode) */
+    kernelProfiler?: Profiler
+    kernelProfilerView: (page: string, data?: object) => Promise<string>
   }
 }

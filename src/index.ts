@@ -38,3 +38,10 @@ export type { LocaleCollected } from './locale/locale-listeners.js'
 // brings @fastify/session's and @fastify/flash's typings (request.session, request.flash) to apps
 export type { FastifySessionObject, SessionStore as FastifySessionStore } from '@fastify/session'
 export type FastifyFlashPlugin = typeof import('@fastify/flash')
+// the web profiler (docs/profiler.md)
+export type { ProfilerOptions } from './profiler/options.js'
+export type { Profile, ProfileSummary, LogRecord } from './profiler/profile.js'
+export type { ProfileStorage, ProfileFilter } from './profiler/storage/storage.js'
+export { MemoryProfileStorage } from './profiler/storage/memory.js'
+export { FileProfileStorage } from './profiler/storage/file.js'
+export { PROFILER_PATH } from './profiler/profiler.js'

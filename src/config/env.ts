@@ -15,6 +15,15 @@ export interface ServiceEnv extends RequestServicesEnv {
   /** Fastify's trustProxy: false, true, a hop count or a list of addresses/CIDRs */
   TRUST_PROXY: boolean | number | string
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+  /** the profiler's storage (debug only): `file` (default) or `memory` */
+  PROFILER_STORAGE: 'file' | 'memory'
+  /** folder of the profiler's file storage */
+  PROFILER_DIR: string
+  PROFILER_MAX_PROFILES: number
+  /** seconds a profile is kept */
+  PROFILER_MAX_AGE: number
+  /** CIDRs allowed to open the profiler; empty: loopback and private networks */
+  PROFILER_ALLOWED_NETWORKS: string[]
 }
 
 const schema = {
@@ -27,7 +36,12 @@ const schema = {
     PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 8000 },
     TRUST_PROXY: { type: 'string', default: 'false' },
     LOG_LEVEL: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' },
-    ...requestServicesSchema
+    ...requestServicesSchema,
+    PROFILER_STORAGE: { type: 'string', enum: ['file', 'memory'], default: 'file' },
+    PROFILER_DIR: { type: 'string', minLength: 1, default: 'var/profiler' },
+    PROFILER_MAX_PROFILES: { type: 'integer', minimum: 1, maximum: 1000000, default: 2000 },
+    PROFILER_MAX_AGE: { type: 'integer', minimum: 1, default: 172800 },
+    PROFILER_ALLOWED_NETWORKS: { type: 'string', default: '' }
   }
 }
 
@@ -58,7 +72,12 @@ export function loadServiceEnv (data: Record<string, string | undefined> = proce
     HOST: raw.HOST as string,
     PORT: raw.PORT as number,
     TRUST_PROXY: parseTrustProxy(raw.TRUST_PROXY as string),
-    LOG_LEVEL: raw.LOG_LEVEL as ServiceEnv['LOG_LEVEL']
+    LOG_LEVEL: raw.LOG_LEVEL as ServiceEnv['LOG_LEVEL'],
+    PROFILER_STORAGE: raw.PROFILER_STORAGE as ServiceEnv['PROFILER_STORAGE'],
+    PROFILER_DIR: raw.PROFILER_DIR as string,
+    PROFILER_MAX_PROFILES: raw.PROFILER_MAX_PROFILES as number,
+    PROFILER_MAX_AGE: raw.PROFILER_MAX_AGE as number,
+    PROFILER_ALLOWED_NETWORKS: (raw.PROFILER_ALLOWED_NETWORKS as string).split(',').map((cidr) => cidr.trim()).filter((cidr) => cidr !== '')
   }
   if (env.APP_ENV === 'prod' && env.APP_DEBUG && !env.APP_FORCE_DEBUG) {
     throw new KernelError('KERNEL_INVALID_ENV', 'fastify-kernel: refusing to start with APP_DEBUG=true in APP_ENV=prod: debug mode shows stack traces, request headers and the profiler to anyone who can reach the service. Set APP_DEBUG=false, or APP_FORCE_DEBUG=true if you really mean it.')

@@ -1,5 +1,6 @@
 import { Ajv } from 'ajv'
 import { KernelError } from '../errors/kernel-errors.js'
+import type { ProfilerOptions } from '../profiler/options.js'
 
 /** Options of `app.register(kernel, options)`. */
 export interface KernelOptions {
@@ -17,8 +18,8 @@ export interface KernelOptions {
    * timeline); default: on in debug. Off, stages without listeners cost nothing.
    */
   trace?: boolean
-  /** the web profiler (debug only); validated by the profiler itself */
-  profiler?: boolean | Record<string, unknown>
+  /** the web profiler (debug only; default on in debug): `true`, `false` or its options */
+  profiler?: boolean | ProfilerOptions
   /** sessions, validated by the session feature */
   session?: Record<string, unknown>
   /** default and enabled locales, validated by the locale feature */

@@ -14,7 +14,18 @@ export async function buildService (env: ServiceEnv, overrides: { logger?: boole
       }
   const services = await exampleRequestServices(env)
   const app = await createKernelApp({
-    kernel: { debug: env.APP_DEBUG, ...services.options },
+    kernel: {
+      debug: env.APP_DEBUG,
+      ...services.options,
+      // the service keeps profiles on disk (under var/ by default); the plugin's default is memory
+      profiler: {
+        storage: env.PROFILER_STORAGE,
+        directory: env.PROFILER_DIR,
+        maxProfiles: env.PROFILER_MAX_PROFILES,
+        maxAge: env.PROFILER_MAX_AGE,
+        ...(env.PROFILER_ALLOWED_NETWORKS.length > 0 ? { allowedNetworks: env.PROFILER_ALLOWED_NETWORKS } : {})
+      }
+    },
     // a hop count is valid at run time (proxy-addr) though Fastify's types omit it
     fastify: { logger, trustProxy: env.TRUST_PROXY as boolean | string }
   })

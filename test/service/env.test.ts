@@ -9,7 +9,8 @@ t.test('defaults: dev, debug on, 127.0.0.1:8000', async (t) => {
   const env = loadServiceEnv({}, false)
   t.same(env, {
     APP_ENV: 'dev', APP_DEBUG: true, APP_FORCE_DEBUG: false, HOST: '127.0.0.1', PORT: 8000, TRUST_PROXY: false, LOG_LEVEL: 'info',
-    APP_SESSION_SECRET: null, APP_LOCALES: ['en', 'fr'], APP_DEFAULT_LOCALE: 'en', APP_USERS: null, APP_API_TOKENS: null
+    APP_SESSION_SECRET: null, APP_LOCALES: ['en', 'fr'], APP_DEFAULT_LOCALE: 'en', APP_USERS: null, APP_API_TOKENS: null,
+    PROFILER_STORAGE: 'file', PROFILER_DIR: 'var/profiler', PROFILER_MAX_PROFILES: 2000, PROFILER_MAX_AGE: 172800, PROFILER_ALLOWED_NETWORKS: []
   })
   t.equal(loadServiceEnv({ APP_ENV: 'prod', APP_SESSION_SECRET: SECRET }, false).APP_DEBUG, false, 'debug is off by default outside dev')
 })
@@ -54,7 +55,7 @@ t.test('locales, users and API tokens from the environment', async (t) => {
 })
 
 t.test('the example service answers its home page and the exact routing errors', async (t) => {
-  const app = await buildService(loadServiceEnv({ APP_ENV: 'test', APP_DEBUG: 'true' }, false), { logger: false })
+  const app = await buildService(loadServiceEnv({ APP_ENV: 'test', APP_DEBUG: 'true', PROFILER_STORAGE: 'memory' }, false), { logger: false })
   t.teardown(() => app.close())
   const home = await app.inject({ url: '/', headers: { host: 'localhost:8000' } })
   t.equal(home.statusCode, 200)

@@ -20,6 +20,8 @@ import { KernelError } from '../../errors/kernel-errors.js'
 export const kKernelRoute = Symbol.for('fastify-kernel.route')
 /** Stamped on the config of the kernel's own not-found handler. */
 export const kKernelNotFound = Symbol.for('fastify-kernel.not-found')
+/** Stamped on the config of the kernel's own routes (the profiler's): matched, but left out of the route table */
+export const kKernelInternalRoute = Symbol.for('fastify-kernel.internal-route')
 
 type StampedConfig = { [kKernelRoute]?: RouteDefinition, [kKernelNotFound]?: boolean } | undefined
 

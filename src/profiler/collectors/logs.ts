@@ -1,0 +1,111 @@
+import { format } from 'node:util'
+import type { LogRecord } from '../profile.js'
+import type { Redactor } from '../redact.js'
+import { truncate } from '../redact.js'
+
+/** pino's levels, by name and number. */
+const LEVELS: Array<[string, number]> = [['trace', 10], ['debug', 20], ['info', 30], ['warn', 40], ['error', 50], ['fatal', 60]]
+const LEVEL_NAMES = new Map(LEVELS.map(([name, level]) => [level, name]))
+const MAX_RECORDS = 500
+
+/** A log call as it was made; formatted only when the profile is built, after the response. */
+export interface RawLogCall {
+  level: number
+  offset: number
+  args: unknown[]
+}
+
+export interface CapturedLogs {
+  calls: RawLogCall[]
+  dropped: number
+  /** performance.now() origin the offsets count from */
+  origin: number
+}
+
+// Fastify's FastifyChildLoggerFactory, without tying this module to Fastify's generics
+type ChildLoggerFactory = (this: any, logger: any, bindings: any, options: any, rawRequest: any) => any
+
+const kCaptured = Symbol('fastify-kernel.captured-logs')
+const kOriginal = Symbol('fastify-kernel.original-logger')
+
+/**
+ * The level methods of a capturing logger, made once: each notes the call in the request's
+ * record list and calls the real method. Shared, so a request costs no closures; `this` is the
+ * capturing logger or one of its children, which inherit both symbols.
+ */
+const CAPTURING_METHODS: Array<[string, (this: any, ...args: unknown[]) => unknown]> = LEVELS.map(([name, level]) => [name, function (this: any, ...args: unknown[]) {
+  const captured = this[kCaptured] as CapturedLogs
+  if (captured.calls.length < MAX_RECORDS) captured.calls.push({ level, offset: performance.now() - captured.origin, args })
+  else captured.dropped++
+  return this[kOriginal][name].apply(this, args)
+}])
+
+/**
+ * Captures each request's log calls for the profiler. Fastify creates `request.log` before any
+ * hook runs, through its child logger factory: this factory asks the previous one for the
+ * child, as before, and gives back an object inheriting from it whose level methods note the
+ * call and then call the real method. What the app's logger prints does not change; children
+ * of `request.log` inherit the capture. The records hang on the raw request (a symbol, not a
+ * WeakMap: thousands of live weak entries make every garbage collection slower).
+ */
+export class LogCapture {
+  factory (previous: ChildLoggerFactory): ChildLoggerFactory {
+    return function profiledChildLogger (this: any, logger, bindings, options, rawRequest) {
+      const child = previous.call(this, logger, bindings, options, rawRequest)
+      const captured: CapturedLogs = { calls: [], dropped: 0, origin: performance.now() }
+      rawRequest[kCaptured] = captured
+      const capturing = Object.create(child)
+      capturing[kCaptured] = captured
+      capturing[kOriginal] = child
+      for (const [name, method] of CAPTURING_METHODS) capturing[name] = method
+      return capturing
+    }
+  }
+
+  /** The calls captured for a request (and forgets them). */
+  take (rawRequest: object): CapturedLogs | undefined {
+    const holder = rawRequest as { [kCaptured]?: CapturedLogs }
+    const captured = holder[kCaptured]
+    if (captured !== undefined) holder[kCaptured] = undefined
+    return captured
+  }
+}
+
+/** What Fastify's own serializers keep of a request or reply in a log call. */
+function summarizeLogValue (key: string, value: unknown, redactor: Redactor): unknown {
+  if (typeof value === 'object' && value !== null && 'raw' in value) {
+    if (key === 'req' || key === 'request') {
+      const r = value as { method?: string, url?: string }
+      return { method: r.method, url: typeof r.url === 'string' ? redactor.url(r.url) : r.url }
+    }
+    if (key === 'res' || key === 'reply') return { statusCode: (value as { statusCode?: number }).statusCode }
+  }
+  return value
+}
+
+/** Turns captured calls into records: pino's `(obj?, msg?, ...args)` read as pino reads it. */
+export function formatLogs (captured: CapturedLogs | undefined, startOffset: number, redactor: Redactor): LogRecord[] {
+  if (captured === undefined) return []
+  const records: LogRecord[] = captured.calls.map(({ level, offset, args }) => {
+    let context: unknown = null
+    let message = ''
+    const [first, ...rest] = args
+    if (first instanceof Error) {
+      context = { err: redactor.value(first) }
+      message = rest.length > 0 ? format(...rest) : first.message
+    } else if (typeof first === 'object' && first !== null) {
+      const fields: Record<string, unknown> = {}
+      for (const [key, value] of Object.entries(first)) fields[key] = summarizeLogValue(key, value, redactor)
+      context = redactor.value(fields)
+      const msg = (first as { msg?: unknown }).msg
+      message = rest.length > 0 ? format(...rest) : typeof msg === 'string' ? msg : ''
+    } else {
+      message = args.length > 0 ? format(...args) : ''
+    }
+    return { level, levelName: LEVEL_NAMES.get(level) ?? String(level), offset: Math.round((offset + startOffset) * 1000) / 1000, message: truncate(message), context }
+  })
+  if (captured.dropped > 0) {
+    records.push({ level: 40, levelName: 'warn', offset: records.at(-1)?.offset ?? 0, message: `${captured.dropped} more log records were not kept`, context: null })
+  }
+  return records
+}

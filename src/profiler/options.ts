@@ -1,0 +1,125 @@
+import { Ajv } from 'ajv'
+import { KernelError } from '../errors/kernel-errors.js'
+import { parseNetworks } from './access.js'
+import type { Network } from './access.js'
+
+/** Options of the web profiler: `app.register(kernel, { debug: true, profiler: { ... } })`. */
+export interface ProfilerOptions {
+  /** where profiles are kept: `memory` (bounded LRU, the plugin's default) or `file` */
+  storage?: 'memory' | 'file'
+  /** folder of the file storage; default `var/profiler` under the working directory */
+  directory?: string
+  /** most profiles kept; the oldest are purged first (default 2000) */
+  maxProfiles?: number
+  /** seconds a profile is kept (default 172800: two days) */
+  maxAge?: number
+  /** memory storage only: most bytes of serialised profiles kept (default 64 MiB) */
+  maxMemory?: number
+  /** CIDRs of the clients that may open the profiler; default loopback and private networks */
+  allowedNetworks?: string[]
+  /**
+   * most share of the main thread spent building and serialising profiles (default 0.1); beyond
+   * it, under heavy load, profiles are dropped rather than slowing the app. 1: never drop for it
+   */
+  saveBudget?: number
+  /** more header or field names to mask, and the pattern of names masked (a regular expression, case-insensitive) */
+  redact?: { names?: string[], pattern?: string }
+}
+
+export interface ResolvedProfilerOptions {
+  storage: 'memory' | 'file'
+  directory: string
+  maxProfiles: number
+  maxAgeMs: number
+  maxMemory: number
+  allowedNetworks: Network[]
+  redactNames: string[]
+  redactPattern: RegExp
+  saveBudget: number
+}
+
+/** Loopback, RFC 1918, link-local and unique-local ranges: reachable from a container's host. */
+export const DEFAULT_ALLOWED_NETWORKS = [
+  '127.0.0.0/8', '::1/128',
+  '10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16',
+  'fc00::/7', 'fe80::/10'
+]
+export const DEFAULT_REDACT_PATTERN = 'token|secret|password|passwd|key'
+export const DEFAULT_MAX_PROFILES = 2000
+export const DEFAULT_MAX_AGE_SECONDS = 2 * 24 * 3600
+
+const schema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    storage: { enum: ['memory', 'file'] },
+    directory: { type: 'string', minLength: 1 },
+    maxProfiles: { type: 'integer', minimum: 1, maximum: 1_000_000 },
+    maxAge: { type: 'number', exclusiveMinimum: 0 },
+    maxMemory: { type: 'integer', minimum: 1024 },
+    allowedNetworks: { type: 'array', items: { type: 'string' } },
+    saveBudget: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
+    redact: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        names: { type: 'array', items: { type: 'string', minLength: 1 } },
+        pattern: { type: 'string', minLength: 1 }
+      }
+    }
+  }
+} as const
+
+const validate = new Ajv({ allErrors: true, strict: true }).compile(schema)
+
+function fail (problems: string[]): never {
+  throw new KernelError('KERNEL_INVALID_OPTIONS', `fastify-kernel: invalid options: ${problems.join('; ')}.`)
+}
+
+/**
+ * Validates `profiler` (boolean or object) and fills in defaults. `false` gives undefined (off);
+ * every bad sub-option is named, as `option "profiler.maxProfiles" must be integer`.
+ */
+export function resolveProfilerOptions (given: boolean | ProfilerOptions | Record<string, unknown> | undefined, defaultOn: boolean): ResolvedProfilerOptions | undefined {
+  if (given === false || (given === undefined && !defaultOn)) return undefined
+  const options = (given === true || given === undefined ? {} : given)
+  if (!validate(options)) {
+    fail((validate.errors ?? []).map((e) => {
+      if (e.keyword === 'additionalProperties') {
+        const parent = e.instancePath === '' ? 'profiler' : `profiler${e.instancePath.replace(/\//g, '.')}`
+        return `unknown option "${parent}.${String(e.params.additionalProperty)}"`
+      }
+      const name = `profiler${e.instancePath.replace(/\//g, '.')}`
+      const allowed = e.keyword === 'enum' ? ` (${(e.params.allowedValues as string[]).join(', ')})` : ''
+      return `option "${name}" ${e.message ?? 'is invalid'}${allowed}`
+    }))
+  }
+  const o = options as ProfilerOptions
+  const problems: string[] = []
+  let allowedNetworks: Network[] = []
+  try {
+    allowedNetworks = parseNetworks(o.allowedNetworks ?? DEFAULT_ALLOWED_NETWORKS)
+  } catch (error) {
+    problems.push(`option "profiler.allowedNetworks": ${(error as Error).message}`)
+  }
+  let redactPattern = new RegExp(DEFAULT_REDACT_PATTERN, 'i')
+  if (o.redact?.pattern !== undefined) {
+    try {
+      redactPattern = new RegExp(o.redact.pattern, 'i')
+    } catch (error) {
+      problems.push(`option "profiler.redact.pattern" is not a regular expression: ${(error as Error).message}`)
+    }
+  }
+  if (problems.length > 0) fail(problems)
+  return {
+    storage: o.storage ?? 'memory',
+    directory: o.directory ?? 'var/profiler',
+    maxProfiles: o.maxProfiles ?? DEFAULT_MAX_PROFILES,
+    maxAgeMs: (o.maxAge ?? DEFAULT_MAX_AGE_SECONDS) * 1000,
+    maxMemory: o.maxMemory ?? 64 * 1024 * 1024,
+    allowedNetworks,
+    redactNames: (o.redact?.names ?? []).map((n) => n.toLowerCase()),
+    redactPattern,
+    saveBudget: o.saveBudget ?? 0.1
+  }
+}

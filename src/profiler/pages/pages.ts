@@ -1,0 +1,122 @@
+import type { Profile, ProfileSummary } from '../profile.js'
+import type { RouteDefinition } from '../../routing/route-table.js'
+import type { ProfileFilter } from '../storage/storage.js'
+import { availablePanels, panelBadge, panelLabel, panelModel } from './panels.js'
+
+const BASE = '/_profiler'
+
+/** The layout's data: a page is the layout plus one content partial. */
+export interface PageModel {
+  title: string
+  contentPartial: string
+  [key: string]: unknown
+}
+
+export function statusKind (status: number): string {
+  return status >= 500 ? 'error' : status >= 400 ? 'warning' : status >= 300 ? 'redirect' : status > 0 ? 'success' : 'none'
+}
+
+function when (epochMs: number): string {
+  return new Date(epochMs).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')
+}
+
+function summaryRow (summary: ProfileSummary): object {
+  return {
+    ...summary,
+    statusText: summary.statusCode === 0 ? 'aborted' : String(summary.statusCode),
+    statusKind: statusKind(summary.statusCode),
+    when: when(summary.time),
+    link: `${BASE}/${summary.token}`
+  }
+}
+
+/** A stored profile, one panel shown; `panel` is known to be available. */
+export function profilePage (profile: Profile, panel: string, neighbours: { previous?: string, next?: string }, routes: readonly RouteDefinition[]): PageModel {
+  const { partial, data } = panelModel(profile, panel, routes)
+  return {
+    title: `${profile.method} ${profile.url} (${profile.token}) — ${panelLabel(panel)}`,
+    contentPartial: 'profile',
+    summary: { ...summaryRow(profile), duration: profile.duration, aborted: profile.aborted },
+    previous: neighbours.previous === undefined ? null : `${BASE}/${neighbours.previous}?panel=${panel}`,
+    next: neighbours.next === undefined ? null : `${BASE}/${neighbours.next}?panel=${panel}`,
+    menu: availablePanels(profile).map((name) => ({
+      name,
+      label: panelLabel(name),
+      active: name === panel,
+      href: `${BASE}/${profile.token}?panel=${encodeURIComponent(name)}`,
+      badge: panelBadge(profile, name)
+    })),
+    panel,
+    panelPartial: partial,
+    data
+  }
+}
+
+/** The newest profile before and after this one, by time. */
+export function neighboursOf (token: string, newestFirst: readonly ProfileSummary[]): { previous?: string, next?: string } {
+  const at = newestFirst.findIndex((summary) => summary.token === token)
+  if (at === -1) return {}
+  return { next: newestFirst[at - 1]?.token, previous: newestFirst[at + 1]?.token }
+}
+
+export function tokenNotFoundPage (token: string): PageModel {
+  return { title: `Token "${token}" not found`, contentPartial: 'missing', token }
+}
+
+export function noProfilesPage (): PageModel {
+  return { title: 'No profiles', contentPartial: 'missing', message: 'No profiles have been stored yet.' }
+}
+
+const MAX_FILTER = 2048
+
+function one (value: unknown): string | undefined {
+  const v = Array.isArray(value) ? value[0] : value
+  return typeof v === 'string' && v.trim() !== '' ? v.trim().slice(0, MAX_FILTER) : undefined
+}
+
+function time (value: string | undefined): number | undefined {
+  if (value === undefined) return undefined
+  // datetime-local inputs send no zone: read them as UTC, as the page shows times
+  const ms = Date.parse(/[zZ]|[+-]\d\d:\d\d$/.test(value) ? value : `${value}Z`)
+  return Number.isFinite(ms) ? ms : undefined
+}
+
+/** The search filters from a query string: anything malformed is dropped, never an error. */
+export function parseFilter (query: unknown): { filter: ProfileFilter, form: Record<string, string> } {
+  const q = (typeof query === 'object' && query !== null ? query : {}) as Record<string, unknown>
+  const method = one(q.method)
+  const status = one(q.status)
+  const limit = Number(one(q.limit) ?? 50)
+  const form = {
+    method: method ?? '',
+    status: status ?? '',
+    url: one(q.url) ?? '',
+    ip: one(q.ip) ?? '',
+    start: one(q.start) ?? '',
+    end: one(q.end) ?? '',
+    limit: String(Number.isInteger(limit) && limit > 0 ? Math.min(limit, 500) : 50)
+  }
+  const filter: ProfileFilter = {
+    method: method !== undefined && /^[A-Za-z]{1,16}$/.test(method) ? method : undefined,
+    status: status !== undefined && /^([1-5]\d\d|[1-5]xx)$/i.test(status) ? status : undefined,
+    url: form.url || undefined,
+    ip: form.ip || undefined,
+    start: time(form.start || undefined),
+    end: time(form.end || undefined),
+    limit: Number(form.limit)
+  }
+  return { filter, form }
+}
+
+export function searchPage (results: readonly ProfileSummary[], form: Record<string, string>, stored: number, dropped = 0): PageModel {
+  return {
+    title: 'Profiler: search',
+    contentPartial: 'search',
+    form,
+    methods: ['', 'GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].map((m) => ({ value: m, label: m === '' ? 'any' : m, selected: m === form.method.toUpperCase() })),
+    results: results.map(summaryRow),
+    count: results.length,
+    stored,
+    dropped
+  }
+}

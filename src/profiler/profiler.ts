@@ -1,0 +1,226 @@
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { ExceptionEvent, RequestEvent, ResponseEvent, TerminateEvent } from '../kernel/events.js'
+import type { KernelContext } from '../kernel/context.js'
+import type { RouteDefinition } from '../routing/route-table.js'
+import { kKernelRoute } from '../kernel/listeners/router.js'
+import { statusOf } from '../errors/flatten.js'
+import { preferredErrorFormat } from '../http/negotiate.js'
+import type { ResolvedProfilerOptions } from './options.js'
+import type { ProfileStorage } from './storage/storage.js'
+import type { Profile } from './profile.js'
+import { ClientAllowList } from './access.js'
+import { Redactor } from './redact.js'
+import { createToken } from './token.js'
+import { LogCapture, formatLogs } from './collectors/logs.js'
+import type { CapturedLogs } from './collectors/logs.js'
+import { collectRequest } from './collectors/request.js'
+import { collectResponse, payloadSize } from './collectors/response.js'
+import { collectRouting, missTrace } from './collectors/routing.js'
+import { collectException } from './collectors/exception.js'
+import { collectEvents } from './collectors/events.js'
+import { collectPerformance, heapUsed } from './collectors/performance.js'
+import { nearMisses } from './routing-trace.js'
+
+export const PROFILER_PATH = '/_profiler'
+/** Stamped on the config of the profiler's own routes. */
+export const kProfilerRoute = Symbol.for('fastify-kernel.profiler-route')
+/** Saves waiting for the storage beyond this are dropped: a slow disk never grows the heap. */
+const MAX_PENDING_SAVES = 64
+/**
+ * Building and serialising profiles may take at most `saveBudget` of the main thread, measured
+ * over windows of this length. A developer clicking around never comes near it; under a load
+ * test the profiler keeps what fits and drops the rest (counted), instead of slowing the app.
+ */
+const SAVE_WINDOW_MS = 100
+/** a few saves in a window are always kept: one slow first save (cold code) is no load */
+const SAVES_BEFORE_BUDGET = 20
+const RECORDING = 'profiler.recording'
+
+export interface ProfilerLogger {
+  warn: (fields: object, message: string) => void
+}
+
+/** What the profiler keeps about a request while it runs; the profile is built after the response. */
+export class Recording {
+  timeToFirstByteMs: number | null = null
+  size: number | null = null
+  totalMs = 0
+  aborted = false
+  heapUsedEnd = 0
+
+  constructor (readonly token: string, readonly logs: CapturedLogs | undefined, readonly heapUsedStart: number) {}
+}
+
+export function recordingOf (context: KernelContext | null | undefined): Recording | undefined {
+  return context?.bag.get(RECORDING) as Recording | undefined
+}
+
+/** `scheme://host[:port]/_profiler/<token>`, from the same host and scheme the client used. */
+export function profileLink (context: KernelContext, token: string): string {
+  const uri = context.uri
+  return uri === undefined ? `${PROFILER_PATH}/${token}` : `${uri.scheme}://${uri.httpHost}${PROFILER_PATH}/${token}`
+}
+
+/**
+ * The web profiler without Fastify wiring: the stage listeners that record each request, the
+ * error-page extension, and the profile builder. `plugins/profiler.ts` wires it to the kernel.
+ */
+export class Profiler {
+  readonly redactor: Redactor
+  readonly allowList: ClientAllowList
+  readonly logCapture = new LogCapture()
+  /** tokens drawn for requests whose profile is not stored yet */
+  private readonly reserved = new Set<string>()
+  /** saves waiting for the storage */
+  private pendingSaves = 0
+  /** requests terminated whose profile is not built yet */
+  private scheduled = 0
+  /** profiles not stored because the storage or the save budget was exhausted */
+  dropped = 0
+  private windowStart = 0
+  private windowSpent = 0
+  private windowSaves = 0
+
+  constructor (
+    readonly options: ResolvedProfilerOptions,
+    readonly storage: ProfileStorage,
+    private readonly routes: () => readonly RouteDefinition[],
+    private readonly tracing: boolean,
+    private readonly log: ProfilerLogger
+  ) {
+    this.redactor = new Redactor(options.redactNames, options.redactPattern)
+    this.allowList = new ClientAllowList(options.allowedNetworks)
+  }
+
+  /** Resolves when every save scheduled so far has finished (tests, shutdown). */
+  async settled (): Promise<void> {
+    while (this.pendingSaves > 0 || this.scheduled > 0) await new Promise((resolve) => setTimeout(resolve, 2))
+  }
+
+  /**
+   * First kernel.request listener: draws the token (so the error page can link it) unless the
+   * request is for the profiler itself. A profiler route asked by a client outside the allowed
+   * networks becomes a routing miss: the router answers the ordinary 404, and it is profiled.
+   */
+  readonly start = (event: RequestEvent): void => {
+    const { request, context } = event
+    const config = request.routeOptions.config as unknown as Record<symbol, unknown> | undefined
+    if (config?.[kProfilerRoute] === true && !request.is404) {
+      if (this.allowList.allows(request.ip)) return
+      context.forcedMiss = true
+    }
+    const token = createToken((candidate) => this.reserved.has(candidate) || this.storage.has(candidate))
+    // a request that never terminates (a hijacked reply) must not grow this set without bound
+    if (this.reserved.size >= 10_000) this.reserved.clear()
+    this.reserved.add(token)
+    context.bag.set(RECORDING, new Recording(token, this.logCapture.take(request.raw), heapUsed()))
+  }
+
+  /** kernel.response (-100): the token headers, the size and time to first byte. */
+  readonly respond = (event: ResponseEvent): void => {
+    const recording = recordingOf(event.context)
+    if (recording === undefined) return
+    event.reply.header('X-Debug-Token', recording.token)
+    event.reply.header('X-Debug-Token-Link', profileLink(event.context, recording.token))
+    recording.size = payloadSize(event.payload)
+    recording.timeToFirstByteMs = event.context.elapsed()
+  }
+
+  /**
+   * kernel.terminate (-1024): the response is on the wire (or the client left). The profile is
+   * built and saved on a later tick; a failure is logged, never thrown into the request.
+   */
+  readonly terminate = (event: TerminateEvent): void => {
+    const { context } = event
+    const recording = recordingOf(context)
+    if (recording === undefined) return
+    recording.totalMs = context.elapsed()
+    recording.aborted = event.aborted
+    recording.heapUsedEnd = heapUsed()
+    this.scheduled++
+    setImmediate(() => { this.saveOrDrop(event.request, event.reply, context, recording) })
+  }
+
+  /**
+   * Decided on the later tick, not in terminate: a burst of requests is not a backlog unless the
+   * storage really is behind (the memory storage never is).
+   */
+  private saveOrDrop (request: FastifyRequest, reply: FastifyReply, context: KernelContext, recording: Recording): void {
+    this.scheduled--
+    const now = performance.now()
+    if (now - this.windowStart >= SAVE_WINDOW_MS) {
+      this.windowStart = now
+      this.windowSpent = 0
+      this.windowSaves = 0
+    }
+    if (this.pendingSaves >= MAX_PENDING_SAVES || (this.options.saveBudget < 1 && this.windowSaves >= SAVES_BEFORE_BUDGET && this.windowSpent >= this.options.saveBudget * SAVE_WINDOW_MS)) {
+      this.dropped++
+      this.reserved.delete(recording.token)
+      return
+    }
+    this.pendingSaves++
+    this.windowSaves++
+    void this.save(request, reply, context, recording)
+  }
+
+  private async save (request: FastifyRequest, reply: FastifyReply, context: KernelContext, recording: Recording): Promise<void> {
+    const started = performance.now()
+    try {
+      const saved = this.storage.save(this.buildProfile(request, reply, context, recording))
+      // the synchronous part (building, serialising) is what the main thread pays
+      this.windowSpent += performance.now() - started
+      await saved
+    } catch (error) {
+      this.log.warn({ err: error, token: recording.token }, 'fastify-kernel: the profile could not be saved')
+    } finally {
+      this.reserved.delete(recording.token)
+      this.pendingSaves--
+    }
+  }
+
+  /** The debug error page shows the token, its link, and for a routing miss the closest routes. */
+  readonly errorPage = (event: ExceptionEvent): { profile: { token: string, link: string }, hints?: Array<{ title: string, lines: string[] }> } | undefined => {
+    const recording = recordingOf(event.context)
+    if (recording === undefined) return undefined
+    const extension: ReturnType<Profiler['errorPage']> = { profile: { token: recording.token, link: profileLink(event.context, recording.token) } }
+    if (event.context.routing !== undefined && preferredErrorFormat(event.request.headers.accept) === 'html') {
+      const trace = missTrace(this.routes(), event.request.method, event.context)
+      const closest = trace === null ? [] : nearMisses(trace)
+      if (closest.length > 0) {
+        extension.hints = [{
+          title: 'Closest routes, and why they did not match',
+          lines: closest.map((line) => `${line.methods.join('|')} ${line.path} (${line.name}): ${line.reason}`)
+        }]
+      }
+    }
+    return extension
+  }
+
+  buildProfile (request: FastifyRequest, reply: FastifyReply, context: KernelContext, recording: Recording): Profile {
+    const requestData = collectRequest(request, context, this.redactor)
+    const response = collectResponse(reply, recording.size, this.redactor)
+    const exception = collectException(context.exception)
+    const matched = (request.routeOptions?.config as unknown as Record<symbol, unknown> | undefined)?.[kKernelRoute] as RouteDefinition | undefined
+    const collected: Record<string, unknown> = {}
+    for (const [key, value] of Object.entries(context.collected)) collected[key] = this.redactor.value(value)
+    return {
+      version: 1,
+      token: recording.token,
+      method: request.method,
+      url: requestData.url,
+      statusCode: response?.statusCode ?? (exception !== null ? statusOf(context.exception) : 0),
+      ip: requestData.ip,
+      time: context.startedAtEpoch,
+      duration: Math.round(recording.totalMs * 1000) / 1000,
+      aborted: recording.aborted,
+      request: requestData,
+      response,
+      routing: collectRouting(this.routes(), request.method, context, matched),
+      exception,
+      events: collectEvents(context.trace, this.tracing),
+      logs: formatLogs(recording.logs, recording.logs === undefined ? 0 : recording.logs.origin - context.startedAt, this.redactor),
+      performance: collectPerformance(recording.totalMs, recording.timeToFirstByteMs, recording.heapUsedStart, recording.heapUsedEnd),
+      collected
+    }
+  }
+}

@@ -1,0 +1,87 @@
+export const REDACTED = '******'
+
+/** Headers that always carry credentials, whatever their name says. */
+const SECRET_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'set-cookie']
+/** The profiler's own headers name a token but are no secret. */
+const NEVER_REDACTED = new Set(['x-debug-token', 'x-debug-token-link'])
+
+const MAX_DEPTH = 6
+const MAX_KEYS = 200
+export const MAX_STRING = 4096
+
+/** Cuts a long string, saying how much was left out. */
+export function truncate (text: string, max = MAX_STRING): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length - max} more characters)`
+}
+
+/**
+ * Masks secrets before a profile is stored: credential headers by name, and any header, query,
+ * body or log field whose name matches the pattern (token, secret, password, key by default).
+ */
+export class Redactor {
+  private readonly names: Set<string>
+
+  constructor (extraNames: readonly string[], private readonly pattern: RegExp) {
+    this.names = new Set([...SECRET_HEADERS, ...extraNames.map((n) => n.toLowerCase())])
+  }
+
+  isSecret (name: string): boolean {
+    const lower = name.toLowerCase()
+    if (NEVER_REDACTED.has(lower)) return false
+    return this.names.has(lower) || this.pattern.test(name)
+  }
+
+  /** A URL with the values of secret query fields masked (`?api_key=******`). */
+  url (url: string): string {
+    const mark = url.indexOf('?')
+    if (mark === -1) return url
+    const query = url.slice(mark + 1).split('&').map((pair) => {
+      const eq = pair.indexOf('=')
+      const name = eq === -1 ? pair : pair.slice(0, eq)
+      let decoded = name
+      try { decoded = decodeURIComponent(name.replace(/\+/g, ' ')) } catch { /* keep the raw name */ }
+      return eq !== -1 && this.isSecret(decoded) ? `${name}=${REDACTED}` : pair
+    })
+    return `${url.slice(0, mark)}?${query.join('&')}`
+  }
+
+  /** A header list with secret values masked and long values cut. */
+  headers (pairs: Iterable<[string, string]>): Array<[string, string]> {
+    const out: Array<[string, string]> = []
+    for (const [name, value] of pairs) out.push([name, this.isSecret(name) ? REDACTED : truncate(value)])
+    return out
+  }
+
+  /**
+   * A JSON-safe copy of any value with secret fields masked: cycles cut, depth and size bounded,
+   * errors as `{ type, message }`, anything unserialisable as a description.
+   */
+  value (input: unknown, depth = 0, seen = new Set<unknown>()): unknown {
+    if (input === null || typeof input === 'boolean' || typeof input === 'number') return Number.isFinite(input as number) || typeof input !== 'number' ? input : String(input)
+    if (typeof input === 'string') return truncate(input)
+    if (typeof input === 'bigint') return `${input.toString()}n`
+    if (typeof input === 'undefined') return null
+    if (typeof input === 'function') return `[function ${input.name || 'anonymous'}]`
+    if (typeof input === 'symbol') return input.toString()
+    if (seen.has(input)) return '[circular]'
+    if (depth >= MAX_DEPTH) return '[…]'
+    if (input instanceof Error) return { type: input.constructor?.name ?? 'Error', message: truncate(input.message) }
+    if (input instanceof Date) return input.toISOString()
+    if (Buffer.isBuffer(input)) return `[${input.length} bytes]`
+    seen.add(input)
+    try {
+      if (Array.isArray(input)) return input.slice(0, MAX_KEYS).map((item) => this.value(item, depth + 1, seen))
+      const out: Record<string, unknown> = {}
+      let count = 0
+      for (const key of Object.keys(input as object)) {
+        if (count++ >= MAX_KEYS) { out['…'] = 'more keys left out'; break }
+        let item: unknown
+        try { item = (input as Record<string, unknown>)[key] } catch { item = '[unreadable]' }
+        out[key] = this.isSecret(key) ? REDACTED : this.value(item, depth + 1, seen)
+      }
+      return out
+    } finally {
+      seen.delete(input)
+    }
+  }
+}

@@ -1,0 +1,169 @@
+import FindMyWay from 'find-my-way'
+import { distance } from 'fastest-levenshtein'
+import type { RouteDefinition } from '../routing/route-table.js'
+
+/** Why one route of the table did or did not match a request. */
+export interface RouteTraceLine {
+  name: string
+  methods: string[]
+  /** the route's path with `{param}` placeholders */
+  path: string
+  verdict: 'match' | 'method' | 'requirement' | 'slash' | 'path'
+  reason: string
+  /** lower is closer: used to pick the near misses a 404 page shows */
+  closeness: number
+}
+
+interface ParsedPattern {
+  /** `/items/{id}` */
+  display: string
+  /** the route without its requirements: `/items/:id` */
+  loose: string
+  requirements: Array<{ name: string, source: string }>
+}
+
+type Router = FindMyWay.Instance<FindMyWay.HTTPVersion.V1>
+
+interface CompiledRoute {
+  pattern: ParsedPattern
+  exact: Router
+  loose: Router
+}
+
+const compiled = new WeakMap<RouteDefinition, CompiledRoute>()
+
+/**
+ * Reads a Fastify route path: `:name`, `:name(regex)` (the regex may nest parentheses),
+ * and `*`. Gives the display form, the form without requirements, and each requirement.
+ */
+export function parsePattern (url: string): ParsedPattern {
+  let display = ''
+  let loose = ''
+  const requirements: ParsedPattern['requirements'] = []
+  for (let i = 0; i < url.length;) {
+    const c = url[i]
+    if (c === ':' && url[i + 1] === ':') { display += ':'; loose += '::'; i += 2; continue }
+    if (c === ':') {
+      let end = i + 1
+      while (end < url.length && /[A-Za-z0-9_$]/.test(url[end])) end++
+      const name = url.slice(i + 1, end)
+      display += `{${name}}`
+      loose += `:${name}`
+      i = end
+      if (url[i] === '(') {
+        let depth = 0
+        let j = i
+        for (; j < url.length; j++) {
+          if (url[j] === '\\') { j++; continue }
+          if (url[j] === '(') depth++
+          else if (url[j] === ')' && --depth === 0) break
+        }
+        requirements.push({ name, source: url.slice(i + 1, j) })
+        i = j + 1
+      }
+      continue
+    }
+    if (c === '*') { display += '{*}'; loose += '*'; i++; continue }
+    display += c
+    loose += c
+    i++
+  }
+  return { display, loose, requirements }
+}
+
+function compile (route: RouteDefinition): CompiledRoute {
+  let found = compiled.get(route)
+  if (found !== undefined) return found
+  const pattern = parsePattern(route.url)
+  const exact: Router = FindMyWay({ maxParamLength: 1 << 17 })
+  const loose: Router = FindMyWay({ maxParamLength: 1 << 17 })
+  // the route is registered for every method it has; a path hit under any of them means the path matches
+  for (const method of route.methods) {
+    try { exact.on(method as FindMyWay.HTTPMethod, route.url, noop) } catch { /* an unusual method: the table has it */ }
+    try { loose.on(method as FindMyWay.HTTPMethod, pattern.loose, noop) } catch { /* idem */ }
+  }
+  found = { pattern, exact, loose }
+  compiled.set(route, found)
+  return found
+}
+
+function noop (): void {}
+
+function findAny (router: Router, methods: string[], path: string): FindMyWay.FindResult<FindMyWay.HTTPVersion.V1> | null {
+  for (const method of methods) {
+    const hit = router.find(method as FindMyWay.HTTPMethod, path)
+    if (hit !== null) return hit
+  }
+  return null
+}
+
+function toggleSlash (path: string): string | null {
+  const trimmed = path.replace(/\/+$/, '')
+  if (trimmed === '' || path === '/') return null
+  return trimmed === path ? path + '/' : trimmed
+}
+
+function decode (segment: string): string {
+  try { return decodeURIComponent(segment) } catch { return segment }
+}
+
+/** The first static segment of the route that the path does not have, in words. */
+function pathDifference (display: string, path: string): string {
+  if (display === '/') return 'the route is the root path "/"'
+  const want = display.split('/').slice(1)
+  const got = path.split('/').slice(1)
+  for (let i = 0; i < want.length; i++) {
+    if (i >= got.length) return `the path stops before segment ${i + 1} ("${want[i]}")`
+    if (!want[i].includes('{') && decode(got[i]) !== want[i]) return `segment ${i + 1} is "${got[i]}", the route expects "${want[i]}"`
+  }
+  if (got.length > want.length) return `the path has ${got.length} segments, the route ${want.length}`
+  return 'the path does not match'
+}
+
+/**
+ * For each route, why it did or did not match `method path` (the raw path): the path differs
+ * (and where), a requirement failed (which, on what value), the method is not accepted, or
+ * only the trailing slash differs. Mirrors Symfony's TraceableUrlMatcher, with reasons.
+ */
+export function traceRoutes (routes: readonly RouteDefinition[], method: string, path: string): RouteTraceLine[] {
+  const canonical = method === 'HEAD' ? 'GET' : method
+  const lines: RouteTraceLine[] = []
+  for (const route of routes) {
+    const { pattern, exact, loose } = compile(route)
+    const base = { name: route.name, methods: route.methods, path: pattern.display }
+    if (findAny(exact, route.methods, path) !== null) {
+      if (route.methods.includes(canonical)) lines.push({ ...base, verdict: 'match', reason: 'matches', closeness: 0 })
+      else lines.push({ ...base, verdict: 'method', reason: `method ${method} is not in ${route.methods.join(', ')}`, closeness: 1 })
+      continue
+    }
+    const toggled = toggleSlash(path)
+    if (toggled !== null && findAny(exact, route.methods, toggled) !== null) {
+      const redirects = (canonical === 'GET') && route.methods.includes('GET')
+      lines.push({ ...base, verdict: 'slash', reason: `trailing slash: the route is ${pattern.display}${redirects ? ' (a GET or HEAD request is redirected)' : ''}`, closeness: 2 })
+      continue
+    }
+    const looseHit = pattern.requirements.length > 0 ? findAny(loose, route.methods, path) : null
+    if (looseHit !== null) {
+      const failed = pattern.requirements.find(({ name, source }) => {
+        const value = looseHit.params[name]
+        try { return value === undefined || !new RegExp(source).test(value) } catch { return true }
+      })
+      const reason = failed === undefined
+        ? 'the requirements do not match'
+        : `requirement "${failed.name}" failed: "${looseHit.params[failed.name] ?? ''}" does not match ${failed.source}`
+      lines.push({ ...base, verdict: 'requirement', reason, closeness: 3 })
+      continue
+    }
+    lines.push({ ...base, verdict: 'path', reason: pathDifference(pattern.display, path), closeness: 4 + distance(path.slice(0, 256), pattern.display.slice(0, 256)) / Math.max(path.length, pattern.display.length, 1) })
+  }
+  return lines
+}
+
+/** The routes that came closest to matching, closest first: what a 404 page shows. */
+export function nearMisses (trace: readonly RouteTraceLine[], count = 5): RouteTraceLine[] {
+  return trace.filter((line) => line.verdict !== 'match')
+    .map((line, index) => ({ line, index }))
+    .sort((a, b) => a.line.closeness - b.line.closeness || a.index - b.index)
+    .slice(0, count)
+    .map(({ line }) => line)
+}

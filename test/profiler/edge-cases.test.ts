@@ -1,0 +1,83 @@
+import t from 'tap'
+import { request as httpRequest } from 'node:http'
+import { buildApp } from '../helpers.js'
+import { host, page, profiled } from './helpers.js'
+
+t.test('a client that goes away: terminate still saves the profile, marked aborted', async (t) => {
+  let release!: () => void
+  const started = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  const app = await buildApp({ debug: true }, {}, (app) => {
+    app.get('/slow', async () => {
+      release()
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      return 'late'
+    })
+  })
+  t.teardown(() => app.close())
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const port = (app.server.address() as { port: number }).port
+  const client = httpRequest({ port, path: '/slow', headers: { host } })
+  client.on('error', () => {})
+  client.end()
+  await started
+  client.destroy()
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  await app.kernelProfiler!.settled()
+  const [summary] = await app.kernelProfiler!.storage.find({ url: '/slow' })
+  t.ok(summary, 'the aborted request has a profile')
+  const profile = await app.kernelProfiler!.storage.load(summary.token)
+  t.equal(profile!.aborted, true)
+  t.equal(profile!.response, null)
+  const res = await page(app, `/_profiler/${summary.token}`)
+  t.equal(res.statusCode, 200)
+  t.match(res.body, 'the client went away before the response was sent')
+  t.match(res.body, '<span class="status status-none" id="status">aborted</span>')
+})
+
+t.test('a request Fastify rejected before routing (bad URL encoding) is profiled too', async (t) => {
+  const app = await buildApp({ debug: true })
+  t.teardown(() => app.close())
+  const { res, profile } = await profiled(app, { url: '/bad%zz' })
+  t.equal(res.statusCode, 404)
+  t.equal(profile.exception![0].message, 'No route found for "GET http://example.test/bad%zz"')
+  t.equal(profile.routing.outcome, 'not-found')
+})
+
+t.test('with trace off the events panel says so; the rest still works', async (t) => {
+  const app = await buildApp({ debug: true, trace: false })
+  t.teardown(() => app.close())
+  const { token, profile } = await profiled(app, { url: '/about' })
+  t.same(profile.events, { tracing: false, entries: [] })
+  const res = await page(app, `/_profiler/${token}?panel=events`)
+  t.equal(res.statusCode, 200)
+  t.match(res.body, "The kernel's trace is off")
+})
+
+t.test('huge and hostile values are cut, never a 500', async (t) => {
+  const app = await buildApp({ debug: true })
+  t.teardown(() => app.close())
+  const { res, profile, token } = await profiled(app, { url: `/${'a'.repeat(20_000)}`, headers: { 'x-big': 'b'.repeat(50_000), cookie: '%%%;;;=' } })
+  t.equal(res.statusCode, 404)
+  t.ok(profile.request.headers.find(([n]) => n === 'x-big')![1].length < 5000, 'long header values are cut')
+  t.ok(profile.url.length < 9000, 'long URLs are cut')
+  t.equal((await page(app, `/_profiler/${token}?panel=request`)).statusCode, 200)
+  t.equal((await page(app, `/_profiler/${token}?panel=routing`)).statusCode, 200)
+  t.equal((await page(app, `/_profiler/${'f'.repeat(10_000)}`)).statusCode, 200, 'a long token is just not found')
+  t.equal((await page(app, '/_profiler/abcdef?panel[]=x&panel[]=y')).statusCode, 200)
+})
+
+t.test('under load beyond the save budget, profiles are dropped and counted; requests are unaffected', async (t) => {
+  const app = await buildApp({ debug: true, profiler: { saveBudget: 0.0001 } })
+  t.teardown(() => app.close())
+  const responses = await Promise.all(Array.from({ length: 300 }, (_, i) => app.inject({ url: `/hello/${i}`, headers: { host } })))
+  t.ok(responses.every((res) => res.statusCode === 200 && /^[0-9a-f]{6}$/.test(String(res.headers['x-debug-token']))), 'every response is whole and has its token')
+  await app.kernelProfiler!.settled()
+  const stored = app.kernelProfiler!.storage.size
+  t.ok(app.kernelProfiler!.dropped > 0, `${app.kernelProfiler!.dropped} dropped`)
+  t.equal(stored + app.kernelProfiler!.dropped, 300, 'each request is either stored or counted as dropped')
+  t.ok(stored >= 20, 'the first saves of a window are always kept')
+  const search = await page(app, '/_profiler/')
+  t.match(search.body, `<span id="dropped">${app.kernelProfiler!.dropped} profiles were not stored`)
+})

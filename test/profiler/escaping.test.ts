@@ -1,0 +1,56 @@
+import t from 'tap'
+import { buildApp } from '../helpers.js'
+import { host, page } from './helpers.js'
+import { Stage } from '../../src/index.js'
+
+const SCRIPT = /<script>alert|<img src=x|<svg onload/
+
+t.test('a <script> in path, Referer and headers is inert on every panel and the search page', async (t) => {
+  const app = await buildApp({ debug: true }, {}, (app) => {
+    // request features leave request-derived strings in `collected` too
+    app.kernel.on(Stage.REQUEST, (event) => {
+      event.context.collected.session = { exists: true, isNew: false, regenerated: false, cookieSet: false, idPrefix: '<script>alert(5)</script>', attributes: { '<script>alert(6)</script>': '<img src=x onerror=alert(7)>' }, flashes: { notice: ['<script>alert(8)</script>'] } }
+      event.context.collected.security = { firewall: 'main', stateless: false, authenticated: true, user: '<script>alert(9)</script>', roles: ['<svg onload=alert(10)>'], authenticator: null, accessRule: null, decision: 'granted' }
+      event.context.collected.locale = { locale: '<script>alert(11)</script>', source: 'default', default: 'en', enabled: ['en'] }
+      event.context.collected['<script>x</script>'] = { '<script>alert(12)</script>': '<script>alert(13)</script>' }
+      event.request.log.info({ evil: '<script>alert(14)</script>' }, '<script>alert(15)</script>')
+    }, { priority: 200 })
+  })
+  t.teardown(() => app.close())
+  const hostile = await app.inject({
+    url: '/%3Cscript%3Ealert(1)%3C/script%3E/"<img src=x onerror=alert(2)>?q=<script>alert(16)</script>',
+    headers: { host, referer: '"><script>alert(3)</script>', 'x-evil': '<script>alert(4)</script>', 'user-agent': '<svg onload=alert(17)>' }
+  })
+  t.equal(hostile.statusCode, 404)
+  const token = String(hostile.headers['x-debug-token'])
+  await app.kernelProfiler!.settled()
+  const profile = await app.kernelProfiler!.storage.load(token)
+  t.ok(profile, 'profiled')
+  const panels = ['request', 'exception', 'routing', 'events', 'logs', 'performance', 'session', 'security', '<script>x</script>']
+  for (const panel of panels) {
+    const res = await page(app, `/_profiler/${token}?panel=${encodeURIComponent(panel)}`)
+    t.equal(res.statusCode, 200, panel)
+    t.notMatch(res.body, SCRIPT, `${panel}: nothing executable`)
+  }
+  const request = await page(app, `/_profiler/${token}?panel=request`)
+  t.match(request.body, '&quot;&gt;&lt;script&gt;alert(3)&lt;/script&gt;', 'the Referer is shown, escaped')
+  t.match(request.body, '&lt;script&gt;alert(4)&lt;/script&gt;')
+  t.match(request.body, '&lt;script&gt;alert(11)&lt;/script&gt;', 'the locale is shown in the request panel')
+  const exception = await page(app, `/_profiler/${token}`)
+  t.match(exception.body, '(from &quot;&quot;&gt;&lt;script&gt;alert(3)&lt;/script&gt;&quot;)')
+  const logs = await page(app, `/_profiler/${token}?panel=logs`)
+  t.match(logs.body, '&lt;script&gt;alert(15)&lt;/script&gt;')
+
+  for (const query of ['', 'url=%3Cscript%3Ealert(1)', 'url=%22%3E%3Cscript%3Ealert(1)%3C/script%3E&ip=%22%3E%3Csvg%20onload%3Dalert(1)%3E&method=%3Cscript%3E&status=%3Cscript%3E']) {
+    const search = await page(app, `/_profiler/?${query}`)
+    t.equal(search.statusCode, 200, query)
+    t.notMatch(search.body, SCRIPT, `search ${query}: nothing executable`)
+  }
+  const missing = await page(app, '/_profiler/%3Cscript%3Ealert(1)%3C%2Fscript%3E')
+  t.equal(missing.statusCode, 200)
+  t.match(missing.body, 'Token "&lt;script&gt;alert(1)&lt;/script&gt;" not found.')
+  t.notMatch(missing.body, SCRIPT)
+  const badPanel = await page(app, `/_profiler/${token}?panel=%3Cscript%3Ealert(1)%3C/script%3E`)
+  t.equal(badPanel.statusCode, 404)
+  t.notMatch(badPanel.body, SCRIPT)
+})

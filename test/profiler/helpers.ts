@@ -1,0 +1,20 @@
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
+import type { Profile } from '../../src/profiler/profile.js'
+
+export const host = 'example.test'
+
+/** Sends a request, waits for its profile to be stored, and gives back both. */
+export async function profiled (app: FastifyInstance, options: InjectOptions): Promise<{ res: LightMyRequestResponse, profile: Profile, token: string }> {
+  const res = await app.inject({ ...options, headers: { host, ...(options.headers ?? {}) } })
+  const token = res.headers['x-debug-token']
+  if (typeof token !== 'string') throw new Error(`no X-Debug-Token on ${String(options.url)} (${res.statusCode})`)
+  await app.kernelProfiler!.settled()
+  const profile = await app.kernelProfiler!.storage.load(token)
+  if (profile === undefined) throw new Error(`profile ${token} was not stored`)
+  return { res, profile, token }
+}
+
+/** GET a profiler page from a loopback client. */
+export function page (app: FastifyInstance, url: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+  return app.inject({ url, headers: { host, ...headers } })
+}

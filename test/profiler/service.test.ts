@@ -1,0 +1,49 @@
+import t from 'tap'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { loadServiceEnv } from '../../src/config/env.js'
+import { buildService } from '../../src/service/build-service.js'
+
+t.test('profiler env variables are read and validated', async (t) => {
+  const env = loadServiceEnv({ PROFILER_STORAGE: 'memory', PROFILER_DIR: '/tmp/p', PROFILER_MAX_PROFILES: '50', PROFILER_MAX_AGE: '3600', PROFILER_ALLOWED_NETWORKS: '10.0.0.0/8, 127.0.0.1' }, false)
+  t.equal(env.PROFILER_STORAGE, 'memory')
+  t.equal(env.PROFILER_DIR, '/tmp/p')
+  t.equal(env.PROFILER_MAX_PROFILES, 50)
+  t.equal(env.PROFILER_MAX_AGE, 3600)
+  t.same(env.PROFILER_ALLOWED_NETWORKS, ['10.0.0.0/8', '127.0.0.1'])
+  t.throws(() => loadServiceEnv({ PROFILER_STORAGE: 'disk' }, false), { message: /PROFILER_STORAGE/ })
+  t.throws(() => loadServiceEnv({ PROFILER_MAX_PROFILES: '0' }, false), { message: /PROFILER_MAX_PROFILES/ })
+  await t.rejects(buildService(loadServiceEnv({ APP_ENV: 'test', APP_DEBUG: 'true', PROFILER_STORAGE: 'memory', PROFILER_ALLOWED_NETWORKS: 'everyone' }, false), { logger: false }), { message: /not a CIDR: "everyone"/ })
+})
+
+t.test('the service in debug: /robots.txt, then its profile through X-Debug-Token-Link (file storage)', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'service-profiler-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const app = await buildService(loadServiceEnv({ APP_ENV: 'test', APP_DEBUG: 'true', PROFILER_DIR: dir }, false), { logger: false })
+  t.teardown(() => app.close())
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+
+  const robots = await fetch(`${base}/robots.txt`)
+  t.equal(robots.status, 404)
+  const link = robots.headers.get('x-debug-token-link')!
+  const token = robots.headers.get('x-debug-token')!
+  t.equal(link, `${base}/_profiler/${token}`)
+  await app.kernelProfiler!.settled()
+  t.ok(readdirSync(dir).includes(`${token}.json`), 'stored as a file under the configured folder')
+
+  const exception = await fetch(link)
+  t.equal(exception.status, 200)
+  const exceptionPage = await exception.text()
+  t.match(exceptionPage, 'data-panel="exception"')
+  t.match(exceptionPage, `No route found for &quot;GET ${base.replace('127.0.0.1', '127.0.0.1')}/robots.txt&quot;`)
+  t.match(exceptionPage, 'No routes found for &quot;/robots.txt/&quot;.')
+
+  const routing = await (await fetch(`${link}?panel=routing`)).text()
+  t.match(routing, /<tr class="verdict-path"><td class="mono">hello<\/td><td class="mono">GET<\/td><td class="mono">\/hello\/\{name\}<\/td><td><span class="verdict">path differs<\/span><\/td><td class="mono">segment 1 is &quot;robots.txt&quot;, the route expects &quot;hello&quot;<\/td><\/tr>/)
+  t.match(routing, /<td class="mono">contact<\/td>.*the path stops before segment 2/)
+
+  const events = await (await fetch(`${link}?panel=events`)).text()
+  t.match(events, 'kernel.request › kernel.exception › kernel.response › kernel.finish_request › kernel.terminate')
+})
