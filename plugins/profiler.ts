@@ -1,11 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import view from '@fastify/view'
-import Handlebars from 'handlebars'
 import type { Kernel } from '../src/kernel/kernel.js'
 import type { ResolvedKernelOptions } from '../src/config/options.js'
 import { Priority, Stage } from '../src/kernel/stages.js'
-import { templatesDir } from '../src/config/paths.js'
-import { registerTemplateHelpers } from '../src/http/template-helpers.js'
+import { createTemplateRenderer } from './views.js'
 import { kKernelInternalRoute } from '../src/kernel/listeners/router.js'
 import { NotFoundHttpException } from '../src/errors/http-exceptions.js'
 import { permanentRedirect } from '../src/routing/redirect.js'
@@ -23,7 +20,6 @@ import { neighboursOf, noProfilesPage, parseFilter, profilePage, searchPage, tok
 
 /** Before every other kernel.request listener: the token must exist before any error page. */
 const PROFILER_START_PRIORITY = 4096
-const PROFILER_VIEW = 'kernelProfilerView'
 
 const PARTIALS: Record<string, string> = {
   profile: 'profiler/profile.hbs',
@@ -66,13 +62,11 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   kernel.on(Stage.TERMINATE, profiler.terminate, { priority: Priority.PROFILE_SAVE, name: 'profile save' })
   kernel.errorPageExtensions.push(profiler.errorPage)
 
-  const handlebars = Handlebars.create()
-  registerTemplateHelpers(handlebars)
-  await app.register(view, { engine: { handlebars }, root: templatesDir, propertyName: PROFILER_VIEW, production: true, options: { partials: PARTIALS } })
+  const render = await createTemplateRenderer(app, PARTIALS)
 
   const routes = () => kernel.routes.routes
   async function page (reply: FastifyReply, model: PageModel): Promise<FastifyReply> {
-    const html = await app.kernelProfilerView('profiler/layout.hbs', model)
+    const html = await render('profiler/layout.hbs', model)
     return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(html)
   }
 
@@ -120,6 +114,5 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** the web profiler, when it is on (debug mode) */
     kernelProfiler?: Profiler
-    kernelProfilerView: (page: string, data?: object) => Promise<string>
   }
 }

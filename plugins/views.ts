@@ -4,37 +4,40 @@ import Handlebars from 'handlebars'
 import { templatesDir } from '../src/config/paths.js'
 import { registerTemplateHelpers } from '../src/http/template-helpers.js'
 
-/** The instance decorator the kernel renders with; named so it never clashes with an app's own `view`. */
-export const VIEW_PROPERTY = 'kernelView'
-
-type Render = (page: string, data?: object) => Promise<string>
+/** Renders one of the kernel's templates (relative to `templates/`) to a string. */
+export type TemplateRender = (page: string, data?: object) => Promise<string>
 
 /**
- * @fastify/view on a handlebars instance of the kernel's own (an app's helpers and partials
- * never leak into error pages). Templates are the package's own files: compiled once and cached.
- * The view plugin lives in an encapsulated child: its per-request `reply.locals` hook then
- * stays off the app's routes, and only its renderer is decorated on the app.
+ * A renderer of the package's own templates: @fastify/view on a handlebars instance of its own
+ * (an app's helpers and partials never leak into kernel pages), compiled once and cached.
+ * The view plugin is registered in an encapsulated child, so its per-request `reply.locals`
+ * hook stays off the app's routes and its decorators never clash with an app's own view.
  */
-export async function registerKernelViews (app: FastifyInstance, partials: Record<string, string> = {}): Promise<void> {
+export async function createTemplateRenderer (app: FastifyInstance, partials: Record<string, string> = {}): Promise<TemplateRender> {
   const handlebars = Handlebars.create()
   registerTemplateHelpers(handlebars)
-  let render: Render | undefined
-  await app.register(async function kernelViews (child) {
+  let render: TemplateRender | undefined
+  await app.register(async function kernelTemplates (child) {
     await child.register(view, {
       engine: { handlebars },
       root: templatesDir,
-      propertyName: VIEW_PROPERTY,
+      propertyName: 'kernelTemplates',
       production: true,
       options: { partials }
     })
-    render = child[VIEW_PROPERTY]
+    render = (child as unknown as { kernelTemplates: TemplateRender }).kernelTemplates
   })
-  app.decorate(VIEW_PROPERTY, render as Render)
+  return render as TemplateRender
+}
+
+/** The renderer of the error pages, decorated on the app as `app.kernelView`. */
+export async function registerKernelViews (app: FastifyInstance): Promise<void> {
+  app.decorate('kernelView', await createTemplateRenderer(app))
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** renders one of the kernel's templates to a string (works for requests that have no route context) */
-    kernelView: Render
+    kernelView: TemplateRender
   }
 }
