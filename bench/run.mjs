@@ -65,7 +65,10 @@ for (const server of servers) {
     const result = await load(port, requests[scenario], duration)
     const after = await memory(child)
     const statuses = Object.entries(result.statusCodeStats ?? {}).map(([code]) => code).join('/')
-    results.push({ server: server.name, scenario, rps: result.requests.average, p99: result.latency.p99, errors: result.errors + result.timeouts, statuses, rssBefore: before.rss, rssAfter: after.rss })
+    // server CPU per request: on a 2-core machine shared with the load generator it is steadier than req/s
+    const cpuPerRequest = (after.cpu - before.cpu) / Math.max(1, result.requests.total)
+    const saved = after.profiles === null ? null : { profiles: after.profiles, dropped: after.dropped - before.dropped }
+    results.push({ server: server.name, scenario, rps: result.requests.average, p99: result.latency.p99, errors: result.errors + result.timeouts, statuses, rssBefore: before.rss, rssAfter: after.rss, cpuPerRequest, saved })
     process.stderr.write(`${server.name} ${scenario}: ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms, status ${statuses}\n`)
   }
   child.kill('SIGTERM')
@@ -109,12 +112,14 @@ async function soakFileStorage (seconds) {
 const bare = Object.fromEntries(results.filter((r) => r.server === 'bare Fastify').map((r) => [r.scenario, r]))
 const mb = (bytes) => (bytes / 1048576).toFixed(0)
 console.log(`\n${duration} s per run, ${connections} connections, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}\n`)
-console.log('| server | request | req/s | ratio to bare | p99 ms | p99 ratio | RSS before → after (MB) |')
-console.log('|---|---|---:|---:|---:|---:|---|')
+console.log('| server | request | req/s | ratio to bare | p99 ms | p99 ratio | server CPU µs/req | CPU ratio (bare ÷ this) | RSS before → after (MB) | profiles stored / saves dropped |')
+console.log('|---|---|---:|---:|---:|---:|---:|---:|---|---|')
 for (const r of results) {
   const base = bare[r.scenario]
   const ratio = base ? (r.rps / base.rps).toFixed(2) : '—'
   const p99Ratio = base && base.p99 > 0 ? (r.p99 / base.p99).toFixed(2) : '—'
-  console.log(`| ${r.server} | ${r.scenario} (${r.statuses}) | ${Math.round(r.rps)} | ${ratio} | ${r.p99} | ${p99Ratio} | ${mb(r.rssBefore)} → ${mb(r.rssAfter)} |`)
+  const cpuRatio = base ? (base.cpuPerRequest / r.cpuPerRequest).toFixed(2) : '—'
+  const saved = r.saved === null ? '' : `${r.saved.profiles} / ${r.saved.dropped}`
+  console.log(`| ${r.server} | ${r.scenario} (${r.statuses}) | ${Math.round(r.rps)} | ${ratio} | ${r.p99} | ${p99Ratio} | ${r.cpuPerRequest.toFixed(1)} | ${cpuRatio} | ${mb(r.rssBefore)} → ${mb(r.rssAfter)} | ${saved} |`)
 }
 if (soakReport !== undefined) console.log(`\n${soakReport}`)

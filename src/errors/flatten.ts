@@ -48,16 +48,27 @@ export function headersOf (error: unknown): Record<string, string> {
   return error instanceof HttpException ? { ...error.headers } : {}
 }
 
+// stack frames name the same few files over and over: their paths are converted once
+const FILE_PATHS = new Map<string, string>()
+const MAX_FILE_PATHS = 1024
+
+function pathOfFileUrl (url: string): string {
+  let path = FILE_PATHS.get(url)
+  if (path === undefined) {
+    try { path = fileURLToPath(url) } catch { path = url }
+    if (FILE_PATHS.size >= MAX_FILE_PATHS) FILE_PATHS.clear()
+    FILE_PATHS.set(url, path)
+  }
+  return path
+}
+
 export function parseStack (stack: string | undefined): StackFrame[] {
   if (stack === undefined) return []
   const frames: StackFrame[] = []
   for (const line of stack.split('\n')) {
     const m = FRAME.exec(line)
     if (m === null) continue
-    let file = m[2]
-    if (file.startsWith('file://')) {
-      try { file = fileURLToPath(file) } catch { /* keep the URL as it is */ }
-    }
+    const file = m[2].startsWith('file://') ? pathOfFileUrl(m[2]) : m[2]
     frames.push({
       function: m[1] ?? '(anonymous)',
       file,
