@@ -18,10 +18,12 @@ export interface ProfilerOptions {
   /** CIDRs of the clients that may open the profiler; default loopback and private networks */
   allowedNetworks?: string[]
   /**
-   * most share of the main thread spent building and serialising profiles (default 0.1); beyond
-   * it, under heavy load, profiles are dropped rather than slowing the app. 1: never drop for it
+   * most share of the main thread spent building and serialising profiles, per second (default
+   * 0.1); beyond it, under heavy load, profiles are dropped rather than slowing the app. 1: never drop for it
    */
   saveBudget?: number
+  /** profiles always kept each second, whatever `saveBudget` says (default 200) */
+  keepPerSecond?: number
   /** more header or field names to mask, and the pattern of names masked (a regular expression, case-insensitive) */
   redact?: { names?: string[], pattern?: string }
 }
@@ -36,6 +38,7 @@ export interface ResolvedProfilerOptions {
   redactNames: string[]
   redactPattern: RegExp
   saveBudget: number
+  keepPerSecond: number
 }
 
 /** Loopback, RFC 1918, link-local and unique-local ranges: reachable from a container's host. */
@@ -59,6 +62,7 @@ const schema = {
     maxMemory: { type: 'integer', minimum: 1024 },
     allowedNetworks: { type: 'array', items: { type: 'string' } },
     saveBudget: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
+    keepPerSecond: { type: 'integer', minimum: 0 },
     redact: {
       type: 'object',
       additionalProperties: false,
@@ -120,6 +124,7 @@ export function resolveProfilerOptions (given: boolean | ProfilerOptions | Recor
     allowedNetworks,
     redactNames: (o.redact?.names ?? []).map((n) => n.toLowerCase()),
     redactPattern,
-    saveBudget: o.saveBudget ?? 0.1
+    saveBudget: o.saveBudget ?? 0.1,
+    keepPerSecond: o.keepPerSecond ?? 200
   }
 }

@@ -25,15 +25,14 @@ export const PROFILER_PATH = '/_profiler'
 /** Stamped on the config of the profiler's own routes. */
 export const kProfilerRoute = Symbol.for('fastify-kernel.profiler-route')
 /** Saves waiting for the storage beyond this are dropped: a slow disk never grows the heap. */
-const MAX_PENDING_SAVES = 64
+const MAX_PENDING_SAVES = 256
 /**
  * Building and serialising profiles may take at most `saveBudget` of the main thread, measured
- * over windows of this length. A developer clicking around never comes near it; under a load
- * test the profiler keeps what fits and drops the rest (counted), instead of slowing the app.
+ * over windows of this length: a second, so that a burst (a page loading its assets) is not
+ * mistaken for a load test. Under a load test the profiler keeps what fits and drops the rest
+ * (counted), instead of slowing the app.
  */
-const SAVE_WINDOW_MS = 100
-/** a few saves in a window are always kept: one slow first save (cold code) is no load */
-const SAVES_BEFORE_BUDGET = 20
+const SAVE_WINDOW_MS = 1000
 const RECORDING = 'profiler.recording'
 
 export interface ProfilerLogger {
@@ -153,7 +152,7 @@ export class Profiler {
       this.windowSpent = 0
       this.windowSaves = 0
     }
-    if (this.pendingSaves >= MAX_PENDING_SAVES || (this.options.saveBudget < 1 && this.windowSaves >= SAVES_BEFORE_BUDGET && this.windowSpent >= this.options.saveBudget * SAVE_WINDOW_MS)) {
+    if (this.pendingSaves >= MAX_PENDING_SAVES || (this.options.saveBudget < 1 && this.windowSaves >= this.options.keepPerSecond && this.windowSpent >= this.options.saveBudget * SAVE_WINDOW_MS)) {
       this.dropped++
       this.reserved.delete(recording.token)
       return

@@ -69,7 +69,7 @@ t.test('huge and hostile values are cut, never a 500', async (t) => {
 })
 
 t.test('under load beyond the save budget, profiles are dropped and counted; requests are unaffected', async (t) => {
-  const app = await buildApp({ debug: true, profiler: { saveBudget: 0.0001 } })
+  const app = await buildApp({ debug: true, profiler: { saveBudget: 0.0001, keepPerSecond: 20 } })
   t.teardown(() => app.close())
   const responses = await Promise.all(Array.from({ length: 300 }, (_, i) => app.inject({ url: `/hello/${i}`, headers: { host } })))
   t.ok(responses.every((res) => res.statusCode === 200 && /^[0-9a-f]{6}$/.test(String(res.headers['x-debug-token']))), 'every response is whole and has its token')
@@ -80,4 +80,13 @@ t.test('under load beyond the save budget, profiles are dropped and counted; req
   t.ok(stored >= 20, 'the first saves of a window are always kept')
   const search = await page(app, '/_profiler/')
   t.match(search.body, `<span id="dropped">${app.kernelProfiler!.dropped} profiles were not stored`)
+})
+
+t.test('a burst below keepPerSecond is kept whole, whatever the budget (a page loading its assets is no load test)', async (t) => {
+  const app = await buildApp({ debug: true, profiler: { saveBudget: 0.0001 } })
+  t.teardown(() => app.close())
+  await Promise.all(Array.from({ length: 150 }, (_, i) => app.inject({ url: `/hello/${i}`, headers: { host } })))
+  await app.kernelProfiler!.settled()
+  t.equal(app.kernelProfiler!.dropped, 0)
+  t.equal(app.kernelProfiler!.storage.size, 150)
 })

@@ -124,9 +124,9 @@ export class FileProfileStorage implements ProfileStorage {
 
   /**
    * The writer: one profile at a time (temporary file, then rename), pausing after each write
-   * twice as long as it took. Creating a file costs 0.1 to 0.6 ms of kernel time on a VM's ext4: written
+   * as long as it took. Creating a file costs 0.1 to 0.6 ms of kernel time on a VM's ext4: written
    * in parallel, as fast as requests come, the disk work would take the CPU the requests need.
-   * This way the disk gets at most about a third of one thread; under a load beyond that, the
+   * This way the disk gets at most about half of one thread; under a load beyond that, the
    * profiler drops profiles (counted) instead of slowing the application.
    */
   private drain (): void {
@@ -146,7 +146,7 @@ export class FileProfileStorage implements ProfileStorage {
         }
         if (this.pendingLines.length >= 64 || this.writeQueue.length === 0) await this.flush()
         const spent = performance.now() - started
-        if (this.writeQueue.length > 0) await new Promise((resolve) => setTimeout(resolve, 2 * spent))
+        if (this.writeQueue.length > 0) await new Promise((resolve) => setTimeout(resolve, spent))
       }
       this.writing = false
     })()
