@@ -1,5 +1,7 @@
 # The fastify-kernel service as a container image (production defaults; debug is refused in prod
 # unless APP_FORCE_DEBUG=true). Build: docker build -t fastify-kernel .
+# Run: docker run -p 8000:8000 -e APP_SESSION_SECRET=<32+ random characters> fastify-kernel
+# (production refuses to start without a session secret).
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
