@@ -102,6 +102,17 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
     return showProfile(profile, request.query, reply)
   })
 
+  // Symfony's redirectable matcher sends a GET with the wrong trailing slash to the right URL;
+  // the profiler's routes are not in the app's route table, so they say it themselves
+  app.get(`${PROFILER_PATH}/:token/`, { config: config('_profiler_trailing_slash') }, async function profilerTrailingSlash (request, reply) {
+    const uri = request.kernel?.uri
+    const path = (uri?.path ?? request.url.split('?')[0]).replace(/\/+$/, '')
+    const query = uri === undefined || uri.query === '' ? '' : `?${uri.query}`
+    const location = uri === undefined ? `${path}${query}` : `${uri.scheme}://${uri.httpHost}${path}${query}`
+    const redirect = permanentRedirect(location, request.method !== 'HEAD')
+    return reply.code(301).headers(redirect.headers).type(redirect.contentType).send(redirect.body)
+  })
+
   app.get(`${PROFILER_PATH}/:token`, { config: config('_profiler') }, async function profilerPanel (request, reply) {
     const { token } = request.params as { token: string }
     const profile = await storage.load(token)

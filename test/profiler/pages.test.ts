@@ -174,3 +174,23 @@ t.test('the profiler option: validated, with every bad sub-option named', async 
   t.notOk(res.headers['x-debug-token'], 'profiler: false turns it off in debug')
   t.equal((await off.inject({ url: '/_profiler/' })).statusCode, 404)
 })
+
+t.test('a profile URL with a trailing slash redirects (301) to the profile, query kept, as Symfony does', async (t) => {
+  const app = await buildApp({ debug: true })
+  t.teardown(() => app.close())
+  const { token } = await profiled(app, { url: '/robots.txt' })
+  const redirect = await page(app, `/_profiler/${token}/?panel=routing&type=request`)
+  t.equal(redirect.statusCode, 301)
+  t.equal(redirect.headers.location, `http://${host}/_profiler/${token}?panel=routing&type=request`)
+  t.notOk(redirect.headers['x-debug-token'], 'profiler pages are not profiled')
+  const followed = await page(app, new URL(String(redirect.headers.location)).pathname + '?panel=routing')
+  t.equal(followed.statusCode, 200)
+  t.equal((await page(app, '/_profiler/latest/')).headers.location, `http://${host}/_profiler/latest`)
+
+  // a client outside the allowed networks still gets the ordinary 404, as if the route did not exist
+  const refused = await buildApp({ debug: true, profiler: { allowedNetworks: ['203.0.113.0/24'] } })
+  t.teardown(() => refused.close())
+  const denied = await refused.inject({ url: `/_profiler/${token}/`, headers: { host, accept: 'application/json' } })
+  t.equal(denied.statusCode, 404)
+  t.equal(denied.json().detail, `No route found for "GET http://${host}/_profiler/${token}/"`)
+})
