@@ -85,7 +85,8 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
 
   app.get(PROFILER_PATH, { config: config('_profiler_home_redirect') }, async function profilerHomeRedirect (request, reply) {
     const uri = request.kernel?.uri
-    const location = uri === undefined ? `${PROFILER_PATH}/` : `${uri.scheme}://${uri.httpHost}${PROFILER_PATH}/`
+    const query = uri === undefined || uri.query === '' ? '' : `?${uri.query}`
+    const location = uri === undefined ? `${PROFILER_PATH}/${query}` : `${uri.scheme}://${uri.httpHost}${PROFILER_PATH}/${query}`
     const redirect = permanentRedirect(location, request.method !== 'HEAD')
     return reply.code(301).headers(redirect.headers).type(redirect.contentType).send(redirect.body)
   })

@@ -31,7 +31,8 @@ let lastFormat: ErrorFormat = 'html'
 
 /**
  * The error format a client asked for, as Symfony's `Request::getPreferredFormat()` picks it:
- * media ranges by quality (ties keep header order), the first one with a known format wins;
+ * media ranges by quality (ties keep header order; q=0 ones are not dropped, and types are
+ * compared case-sensitively, as Symfony's AcceptHeader and getFormat() do), the first one with a known format wins;
  * only JSON types answer JSON, every other known format and no match at all answer HTML.
  * (negotiator ranks by specificity too, which Symfony does not, so it is not used here.)
  */
@@ -53,8 +54,9 @@ function negotiate (accept: string): ErrorFormat {
       const [key, value] = param.split('=')
       if (key.trim().toLowerCase() === 'q') q = Number.parseFloat(value) || 0
     }
-    const mediaType = type.trim().toLowerCase()
-    if (mediaType !== '' && q > 0) ranges.push({ type: mediaType, q, index })
+    // as Symfony's AcceptHeader: q=0 ranges are kept (sorted last), types compared as sent
+    const mediaType = type.trim()
+    if (mediaType !== '') ranges.push({ type: mediaType, q, index })
   }
   ranges.sort((a, b) => b.q - a.q || a.index - b.index)
   for (const range of ranges) {

@@ -64,7 +64,9 @@ function parseUncached (hostHeader: string | undefined, scheme: string, fallback
   let port = defaultPort
   if (raw !== '') {
     const colon = raw.startsWith('[') ? raw.indexOf(':', raw.lastIndexOf(']')) : raw.lastIndexOf(':')
-    if (colon !== -1 && colon < raw.length - 1) port = Number.parseInt(raw.slice(colon + 1), 10) || 0
+    const portText = colon === -1 ? '' : raw.slice(colon + 1)
+    // PHP truthiness, as in Symfony's getPort(): "" and "0" mean the scheme's default port
+    if (portText !== '' && portText !== '0') port = Number.parseInt(portText, 10) || 0
   }
   return { host, port, httpHost: port === defaultPort ? host : `${host}:${port}` }
 }

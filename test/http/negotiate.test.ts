@@ -14,7 +14,8 @@ t.test('the first accepted type with a known format wins, by quality then header
     ['text/html;q=0.5, application/json', 'json'],
     ['*/*, application/json', 'json'],
     ['image/png, application/xml, application/json', 'html'],
-    ['APPLICATION/JSON', 'json'],
+    ['APPLICATION/JSON', 'html'],
+    ['application/json;q=0', 'json'],
     ['application/json;q=0, text/html;q=0.1', 'html'],
     [',,;;q=abc, application/json;q=0.9', 'json']
   ]

@@ -84,6 +84,7 @@ t.test('/_profiler redirects to /_profiler/; latest; no profiles yet', async (t)
   const redirect = await page(app, '/_profiler')
   t.equal(redirect.statusCode, 301)
   t.equal(redirect.headers.location, `http://${host}/_profiler/`)
+  t.equal((await page(app, '/_profiler?method=GET')).headers.location, `http://${host}/_profiler/?method=GET`, 'the query is kept')
   t.notOk(redirect.headers['x-debug-token'])
 
   const empty = await page(app, '/_profiler/latest')

@@ -87,6 +87,15 @@ t.test('markup and quotes in path and Referer are escaped in HTML and valid in J
   t.equal(JSON.parse(res.body).detail, 'No route found for "GET http://example.test/<script>"x" (from ""><script>alert(1)</script>\'&")')
 })
 
+t.test('a Referer sent as raw UTF-8 bytes is reported as UTF-8, as PHP sees it', async (t) => {
+  const { app, port } = await listen(true)
+  t.teardown(() => app.close())
+  // socket.write encodes the string as UTF-8: é goes out as the two bytes C3 A9
+  const res = await rawRequest(port, 'GET /nope HTTP/1.1', [...json, 'Referer: http://r.test/café'])
+  t.equal(JSON.parse(res.body).detail, 'No route found for "GET http://example.test/nope" (from "http://r.test/café")')
+  t.match(res.headers['x-debug-exception'], 'caf%C3%A9')
+})
+
 t.test('hostile Host headers get a 400, never a 500', async (t) => {
   const { app, port } = await listen(false)
   t.teardown(() => app.close())

@@ -18,6 +18,9 @@ t.test('hosts: lower-cased, default ports dropped, invalid hosts refused', async
   t.same(parseHttpHost('[::1]:8080', 'http'), { host: '[::1]', port: 8080, httpHost: '[::1]:8080' })
   t.same(parseHttpHost('[::1]', 'http'), { host: '[::1]', port: 80, httpHost: '[::1]' })
   t.same(parseHttpHost(undefined, 'http'), { host: 'localhost', port: 80, httpHost: 'localhost' })
+  // PHP truthiness in Symfony's getPort(): a port of "0" is the scheme's default; "00" is port 0
+  t.same(parseHttpHost('a.test:0', 'http'), { host: 'a.test', port: 80, httpHost: 'a.test' })
+  t.same(parseHttpHost('a.test:00', 'http'), { host: 'a.test', port: 0, httpHost: 'a.test:0' })
   t.throws(() => parseHttpHost('bad host!', 'http'), { name: 'SuspiciousOperationException', message: 'Invalid Host "bad host!".' })
   t.throws(() => parseHttpHost('Bad<Host>:8080', 'http'), { message: 'Invalid Host "bad<host>".' })
 })

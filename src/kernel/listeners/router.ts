@@ -82,13 +82,29 @@ function routingAnswer (table: RouteTable, request: FastifyRequest, context: Ker
  * tried. Also raised after matching by listeners that act as requirements (`_locale`).
  */
 export function routeNotFound (request: FastifyRequest, context: KernelContext, attemptedPath: string): NotFoundHttpException {
-  const referer = request.headers.referer
+  const referer = headerText(request.headers.referer)
   // PHP truthiness, as in Symfony's RouterListener: "" and "0" add no suffix
-  const from = typeof referer === 'string' && referer !== '' && referer !== '0' ? ` (from "${referer}")` : ''
+  const from = referer !== undefined && referer !== '' && referer !== '0' ? ` (from "${referer}")` : ''
   return new NotFoundHttpException(
     `No route found for "${request.method} ${context.absoluteUrl()}"${from}`,
     new ResourceNotFoundException(`No routes found for "${attemptedPath}".`)
   )
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true })
+
+/**
+ * A header value as the client wrote it: Node hands header bytes over as latin-1, so bytes that
+ * form valid UTF-8 (`café` sent raw) are read back as UTF-8, as PHP would see them.
+ */
+function headerText (value: string | string[] | undefined): string | undefined {
+  if (typeof value !== 'string') return undefined
+  if (!/[\x80-\xff]/.test(value)) return value
+  try {
+    return UTF8.decode(Buffer.from(value, 'latin1'))
+  } catch {
+    return value
+  }
 }
 
 /**
