@@ -88,6 +88,7 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
   /** Answers a request no route serves: the redirect, or the routing error thrown to kernel.exception. */
   function answerMiss (request: FastifyRequest, reply: FastifyReply): FastifyReply {
     const context = request.kernel ?? (request.kernel = new KernelContext())
+    if (context.redirect !== undefined) return sendKernelResponse(reply, context.redirect)
     const answer = routingFailure(routes, request, context, options.debug)
     // an app's own not-found handler: the error reaches kernel.exception through its error handler
     if (answer instanceof HttpException) throw answer

@@ -1,6 +1,7 @@
 import type { TraceEntry } from './trace.js'
 import { now } from './trace.js'
 import type { RoutingOutcome } from '../routing/matcher.js'
+import type { KernelResponse } from './events.js'
 
 export interface RequestUri {
   scheme: string
@@ -36,6 +37,11 @@ export class KernelContext {
   forcedMiss = false
   /** the outcome of route matching, when Fastify found no route */
   routing: RoutingOutcome | undefined
+  /**
+   * A trailing-slash redirect the router matched: as in Symfony it is a route match (its
+   * controller redirects), so the rest of kernel.request and the controller stages run first
+   */
+  redirect: KernelResponse | undefined
   /** the error that went through kernel.exception, as thrown */
   exception: unknown
   /** the stages that have finished, so that each runs once even when hooks overlap */

@@ -38,7 +38,9 @@ export function createDefaultLocaleListener (options: ResolvedLocaleOptions) {
 export function createRouteLocaleListener (options: ResolvedLocaleOptions) {
   const enabled = new Set(options.enabled)
   return function localeFromRoute (event: RequestEvent): void {
-    const value = (event.request.params as Record<string, unknown> | undefined)?._locale
+    // the route's parameters as the router recorded them (a trailing-slash redirect has its target's)
+    const params = (event.context.attributes._route_params ?? event.request.params) as Record<string, unknown> | undefined
+    const value = params?._locale
     if (value === undefined) return
     if (typeof value === 'string' && enabled.has(value)) {
       decide(event, value, 'route', options)

@@ -1,8 +1,8 @@
-import type { RouteTable } from './route-table.js'
+import type { RouteDefinition, RouteTable } from './route-table.js'
 
 /** What matching decided for a request that Fastify's router did not serve. */
 export type RoutingOutcome =
-  | { kind: 'redirect', path: string }
+  | { kind: 'redirect', path: string, route: RouteDefinition, params: Record<string, string | undefined> }
   | { kind: 'method-not-allowed', allow: string[] }
   | { kind: 'not-found', attemptedPath: string }
 
@@ -21,7 +21,8 @@ export function matchMiss (table: RouteTable, method: string, rawPath: string): 
   if (method !== 'GET' && method !== 'HEAD') return { kind: 'not-found', attemptedPath: rawPath }
   const toggled = toggleTrailingSlash(rawPath)
   if (toggled === undefined) return { kind: 'not-found', attemptedPath: rawPath }
-  if (table.match('GET', toggled) !== null) return { kind: 'redirect', path: toggled }
+  const target = table.match('GET', toggled)
+  if (target !== null) return { kind: 'redirect', path: toggled, route: target.route, params: target.params }
   return { kind: 'not-found', attemptedPath: toggled }
 }
 

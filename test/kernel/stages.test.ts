@@ -235,3 +235,18 @@ t.test('event.fail() is a throw without its cost: later listeners and the contro
   t.equal(trace.find((e) => e.listener === 'deny')?.outcome, 'threw')
   t.same(trace.filter((e) => e.listener === undefined).map((e) => e.stage).slice(2, 4), ['kernel.controller_arguments', 'kernel.exception'])
 })
+
+t.test('a trailing-slash redirect runs the stages of a matched route; its controller redirects', async (t) => {
+  const app = await buildApp({ debug: true })
+  t.teardown(() => app.close())
+  const ran: string[] = []
+  app.kernel.on(Stage.REQUEST, function firewall () { ran.push('firewall') }, { priority: Priority.FIREWALL })
+  let attributes: Record<string, unknown> = {}
+  app.kernel.on(Stage.CONTROLLER, (event) => { attributes = { ...event.context.attributes } })
+  const { stages, status } = await traced(app, '/blog')
+  t.equal(status, 301)
+  t.same(stages, ['kernel.request', 'kernel.controller', 'kernel.controller_arguments', 'kernel.response', 'kernel.finish_request', 'kernel.terminate'])
+  t.same(ran, ['firewall'], 'request listeners after the router run, as for any match')
+  t.equal(attributes._route, 'blog')
+  t.equal(attributes._controller, 'redirect')
+})

@@ -181,3 +181,18 @@ t.test('requests Fastify rejects before routing still get their 404 with every s
     t.equal(res.statusCode, 404, url.slice(0, 20))
   }
 })
+
+t.test('a trailing-slash redirect is a route match, as in Symfony: the firewall still runs on it', async (t) => {
+  const app = await securedApp()
+  t.teardown(() => app.close())
+  const anonymous = await call(app, { url: '/admin/' })
+  t.equal(anonymous.res.statusCode, 401, 'anonymous: the firewall answers before any redirect')
+  t.equal(anonymous.res.headers['www-authenticate'], 'Basic realm="Secured Area"')
+  const admin = await call(app, { url: '/admin/?x=1', headers: { authorization: basic('admin', passwords.admin) } })
+  t.equal(admin.res.statusCode, 301, 'granted: the redirect')
+  t.equal(admin.res.headers.location, 'http://example.test/admin?x=1')
+  t.equal(admin.context.attributes._route, 'admin')
+  const localized = await call(app, { url: '/fr/page/' })
+  t.equal(localized.res.statusCode, 301)
+  t.equal(localized.context.attributes._locale, 'fr', 'the locale comes from the target route')
+})

@@ -130,7 +130,19 @@ export function createRouterListener (table: RouteTable, debug: boolean) {
     // a miss under an app's own not-found handler is that handler's to answer
     if (!context.forcedMiss && config?.[kKernelNotFound] !== true) return
     const answer = routingFailure(table, request, context, debug)
-    if (answer instanceof HttpException) event.fail(answer)
-    else event.setResponse(answer)
+    if (answer instanceof HttpException) {
+      event.fail(answer)
+    } else if (request.is404 && context.routing?.kind === 'redirect') {
+      // Symfony's redirectable matcher answers with a route match whose controller redirects:
+      // later request listeners (locale, firewall) and the controller stages still run, and the
+      // kernel's not-found handler, Fastify's controller for a miss, sends the redirect
+      context.redirect = answer
+      context.attributes._route = context.routing.route.name
+      context.attributes._controller = 'redirect'
+      context.attributes._route_params = context.routing.params as Record<string, string>
+    } else {
+      // a request Fastify routed but the kernel refuses (forcedMiss) must not reach its handler
+      event.setResponse(answer)
+    }
   }
 }
