@@ -5,7 +5,7 @@ import { Priority, Stage } from '../src/kernel/stages.js'
 import { createTemplateRenderer } from './views.js'
 import { kKernelInternalRoute } from '../src/kernel/listeners/router.js'
 import { NotFoundHttpException } from '../src/errors/http-exceptions.js'
-import { permanentRedirect } from '../src/routing/redirect.js'
+import { permanentRedirect, redirectLocation } from '../src/routing/redirect.js'
 import { KernelError } from '../src/errors/kernel-errors.js'
 import { resolveProfilerOptions } from '../src/profiler/options.js'
 import type { ResolvedProfilerOptions } from '../src/profiler/options.js'
@@ -83,12 +83,17 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
 
   const config = (name: string) => ({ name, [kProfilerRoute]: true, [kKernelInternalRoute]: true })
 
-  app.get(PROFILER_PATH, { config: config('_profiler_home_redirect') }, async function profilerHomeRedirect (request, reply) {
+  /** The profiler's own trailing-slash redirects (its routes are not in the app's route table). */
+  function redirectTo (request: FastifyRequest, reply: FastifyReply, path: string): FastifyReply {
     const uri = request.kernel?.uri
-    const query = uri === undefined || uri.query === '' ? '' : `?${uri.query}`
-    const location = uri === undefined ? `${PROFILER_PATH}/${query}` : `${uri.scheme}://${uri.httpHost}${PROFILER_PATH}/${query}`
+    // the router resolves the URI first; without it, a relative Location still works
+    const location = uri === undefined ? path : redirectLocation(uri, path)
     const redirect = permanentRedirect(location, request.method !== 'HEAD')
     return reply.code(301).headers(redirect.headers).type(redirect.contentType).send(redirect.body)
+  }
+
+  app.get(PROFILER_PATH, { config: config('_profiler_home_redirect') }, async function profilerHomeRedirect (request, reply) {
+    return redirectTo(request, reply, `${PROFILER_PATH}/`)
   })
 
   app.get(`${PROFILER_PATH}/`, { config: config('_profiler_search') }, async function profilerSearch (request: FastifyRequest, reply) {
@@ -106,12 +111,7 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   // Symfony's redirectable matcher sends a GET with the wrong trailing slash to the right URL;
   // the profiler's routes are not in the app's route table, so they say it themselves
   app.get(`${PROFILER_PATH}/:token/`, { config: config('_profiler_trailing_slash') }, async function profilerTrailingSlash (request, reply) {
-    const uri = request.kernel?.uri
-    const path = (uri?.path ?? request.url.split('?')[0]).replace(/\/+$/, '')
-    const query = uri === undefined || uri.query === '' ? '' : `?${uri.query}`
-    const location = uri === undefined ? `${path}${query}` : `${uri.scheme}://${uri.httpHost}${path}${query}`
-    const redirect = permanentRedirect(location, request.method !== 'HEAD')
-    return reply.code(301).headers(redirect.headers).type(redirect.contentType).send(redirect.body)
+    return redirectTo(request, reply, (request.kernel?.uri?.path ?? request.url.split('?')[0]).replace(/\/+$/, ''))
   })
 
   app.get(`${PROFILER_PATH}/:token`, { config: config('_profiler') }, async function profilerPanel (request, reply) {

@@ -4,7 +4,7 @@ import type { KernelContext } from '../context.js'
 import type { RouteDefinition, RouteTable } from '../../routing/route-table.js'
 import { matchMiss } from '../../routing/matcher.js'
 import { parseHttpHost, splitRequestTarget } from '../../routing/request-uri.js'
-import { permanentRedirect } from '../../routing/redirect.js'
+import { permanentRedirect, redirectLocation } from '../../routing/redirect.js'
 import {
   BadRequestHttpException,
   HttpException,
@@ -62,10 +62,8 @@ function routingAnswer (table: RouteTable, request: FastifyRequest, context: Ker
   context.routing = outcome
   const url = context.absoluteUrl()
   switch (outcome.kind) {
-    case 'redirect': {
-      const location = `${uri.scheme}://${uri.httpHost}${outcome.path}${uri.query === '' ? '' : '?' + uri.query}`
-      return permanentRedirect(location, request.method !== 'HEAD')
-    }
+    case 'redirect':
+      return permanentRedirect(redirectLocation(uri, outcome.path), request.method !== 'HEAD')
     case 'method-not-allowed':
       return new MethodNotAllowedHttpException(
         outcome.allow,
