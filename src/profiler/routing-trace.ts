@@ -1,6 +1,7 @@
 import FindMyWay from 'find-my-way'
 import { distance } from 'fastest-levenshtein'
 import type { RouteDefinition } from '../routing/route-table.js'
+import { toggleTrailingSlash } from '../routing/matcher.js'
 
 /** Why one route of the table did or did not match a request. */
 export interface RouteTraceLine {
@@ -97,12 +98,6 @@ function findAny (router: Router, methods: string[], path: string): FindMyWay.Fi
   return null
 }
 
-function toggleSlash (path: string): string | null {
-  const trimmed = path.replace(/\/+$/, '')
-  if (trimmed === '' || path === '/') return null
-  return trimmed === path ? path + '/' : trimmed
-}
-
 function decode (segment: string): string {
   try { return decodeURIComponent(segment) } catch { return segment }
 }
@@ -136,8 +131,8 @@ export function traceRoutes (routes: readonly RouteDefinition[], method: string,
       else lines.push({ ...base, verdict: 'method', reason: `method ${method} is not in ${route.methods.join(', ')}`, closeness: 1 })
       continue
     }
-    const toggled = toggleSlash(path)
-    if (toggled !== null && findAny(exact, route.methods, toggled) !== null) {
+    const toggled = toggleTrailingSlash(path)
+    if (toggled !== undefined && findAny(exact, route.methods, toggled) !== null) {
       const redirects = (canonical === 'GET') && route.methods.includes('GET')
       lines.push({ ...base, verdict: 'slash', reason: `trailing slash: the route is ${pattern.display}${redirects ? ' (a GET or HEAD request is redirected)' : ''}`, closeness: 2 })
       continue

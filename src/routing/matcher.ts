@@ -36,7 +36,7 @@ export function lastAttemptedPath (method: string, rawPath: string): string {
 }
 
 /** `/a` → `/a/`, `/a/` and `/a//` → `/a`; `/` (and `//`) have no other form. */
-function toggleTrailingSlash (path: string): string | undefined {
+export function toggleTrailingSlash (path: string): string | undefined {
   const trimmed = trimTrailingSlashes(path)
   if (trimmed === '/') return undefined
   return trimmed === path ? path + '/' : trimmed
