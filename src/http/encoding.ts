@@ -9,3 +9,19 @@ export function escapeHtml (text: string): string {
 export function rawUrlEncode (text: string): string {
   return encodeURIComponent(text.toWellFormed()).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase())
 }
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true })
+
+/**
+ * A header value as the client wrote it: Node hands header bytes over as latin-1, so bytes that
+ * form valid UTF-8 (`café` sent raw) are read back as UTF-8, as PHP would see them.
+ */
+export function headerText (value: string | string[] | undefined): string | undefined {
+  if (typeof value !== 'string') return undefined
+  if (!/[\x80-\xff]/.test(value)) return value
+  try {
+    return UTF8.decode(Buffer.from(value, 'latin1'))
+  } catch {
+    return value
+  }
+}

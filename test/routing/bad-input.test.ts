@@ -94,6 +94,9 @@ t.test('a Referer sent as raw UTF-8 bytes is reported as UTF-8, as PHP sees it',
   const res = await rawRequest(port, 'GET /nope HTTP/1.1', [...json, 'Referer: http://r.test/café'])
   t.equal(JSON.parse(res.body).detail, 'No route found for "GET http://example.test/nope" (from "http://r.test/café")')
   t.match(res.headers['x-debug-exception'], 'caf%C3%A9')
+  const html = await rawRequest(port, 'GET /nope HTTP/1.1', ['Host: example.test', 'Referer: http://r.test/café'])
+  t.match(html.body, '<td>http://r.test/café</td>', 'the request headers table shows it as sent')
+  t.notMatch(html.body, 'cafÃ©')
 })
 
 t.test('hostile Host headers get a 400, never a 500', async (t) => {

@@ -4,6 +4,7 @@ import type { KernelContext } from '../context.js'
 import type { ErrorPageInput, RequestSummary } from '../../errors/error-controller.js'
 import { planErrorResponse } from '../../errors/error-controller.js'
 import { preferredErrorFormat } from '../../http/negotiate.js'
+import { headerText } from '../../http/encoding.js'
 
 export type TemplateRenderer = (template: string, model: Record<string, unknown>) => Promise<string>
 
@@ -18,7 +19,7 @@ export function summarizeRequest (request: FastifyRequest, context: KernelContex
   const headers: RequestSummary['headers'] = []
   const raw = request.raw.rawHeaders
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    headers.push({ name: raw[i], value: MASKED_HEADERS.has(raw[i].toLowerCase()) ? '******' : raw[i + 1] })
+    headers.push({ name: raw[i], value: MASKED_HEADERS.has(raw[i].toLowerCase()) ? '******' : headerText(raw[i + 1]) ?? '' })
   }
   const attributes = Object.entries(context.attributes)
     .filter(([, value]) => value !== undefined)

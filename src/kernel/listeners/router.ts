@@ -15,6 +15,7 @@ import {
   SuspiciousOperationException
 } from '../../errors/http-exceptions.js'
 import { KernelError } from '../../errors/kernel-errors.js'
+import { headerText } from '../../http/encoding.js'
 
 /** Stamped on each route's config by the kernel's onRoute hook. */
 export const kKernelRoute = Symbol.for('fastify-kernel.route')
@@ -87,22 +88,6 @@ export function routeNotFound (request: FastifyRequest, context: KernelContext, 
     `No route found for "${request.method} ${context.absoluteUrl()}"${from}`,
     new ResourceNotFoundException(`No routes found for "${attemptedPath}".`)
   )
-}
-
-const UTF8 = new TextDecoder('utf-8', { fatal: true })
-
-/**
- * A header value as the client wrote it: Node hands header bytes over as latin-1, so bytes that
- * form valid UTF-8 (`café` sent raw) are read back as UTF-8, as PHP would see them.
- */
-function headerText (value: string | string[] | undefined): string | undefined {
-  if (typeof value !== 'string') return undefined
-  if (!/[\x80-\xff]/.test(value)) return value
-  try {
-    return UTF8.decode(Buffer.from(value, 'latin1'))
-  } catch {
-    return value
-  }
 }
 
 /**

@@ -4,6 +4,7 @@ import type { KernelContext } from '../../kernel/context.js'
 import type { RequestData } from '../profile.js'
 import type { Redactor } from '../redact.js'
 import { REDACTED, truncate } from '../redact.js'
+import { headerText } from '../../http/encoding.js'
 
 const MAX_HEADERS = 200
 const MAX_URL = 8192
@@ -12,7 +13,7 @@ const MAX_URL = 8192
 function rawHeaders (request: FastifyRequest): Array<[string, string]> {
   const raw = request.raw.rawHeaders
   const pairs: Array<[string, string]> = []
-  for (let i = 0; i + 1 < raw.length && pairs.length < MAX_HEADERS; i += 2) pairs.push([raw[i], raw[i + 1]])
+  for (let i = 0; i + 1 < raw.length && pairs.length < MAX_HEADERS; i += 2) pairs.push([raw[i], headerText(raw[i + 1]) ?? ''])
   return pairs
 }
 
