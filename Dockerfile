@@ -1,27 +1,34 @@
-# The fastify-kernel service as a container image (production defaults; debug is refused in prod
-# unless APP_FORCE_DEBUG=true). Build: docker build -t fastify-kernel .
+# The fastify-kernel example service as a container image (production defaults; debug is refused
+# in prod unless APP_FORCE_DEBUG=1). Build: docker build -t fastify-kernel .
 # Run: docker run -p 8000:8000 -e APP_SESSION_SECRET=<32+ random characters> fastify-kernel
 # (production refuses to start without a session secret).
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
+# the plugin and the service are one npm workspace: one lockfile, one install
 COPY package.json package-lock.json ./
+COPY service/package.json service/
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json ./
+COPY tsconfig.json tsconfig.base.json index.ts ./
 COPY src src
 COPY plugins plugins
+COPY cli cli
 COPY templates templates
+COPY service service
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production APP_ENV=prod HOST=0.0.0.0 PORT=8000 LOG_LEVEL=info
 WORKDIR /app
 COPY --from=build /app/package.json ./
+# node_modules/fastify-kernel links to /app itself: the service imports the plugin by its name
 COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/dist dist
-COPY templates templates
+COPY --from=build /app/templates templates
+COPY --from=build /app/service/package.json service/
+COPY --from=build /app/service/dist service/dist
 # var/ holds the profiler's file storage when debug is forced on
 RUN mkdir -p var && chown node:node var
 USER node
 EXPOSE 8000
 # exec form: the Node process gets SIGTERM directly and shuts down gracefully
-CMD ["node", "dist/src/service/main.js"]
+CMD ["node", "service/dist/main.js"]

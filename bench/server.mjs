@@ -2,7 +2,7 @@
 // Prints its port on stdout, then serves until killed. Same routes in both, so the work differs only by the kernel.
 import Fastify from 'fastify'
 import { readdirSync } from 'node:fs'
-import { createKernelApp } from '../dist/src/index.js'
+import { createKernelApp } from '../dist/index.js'
 
 const [kind = 'bare', optionsJson = '{}'] = process.argv.slice(2)
 const options = JSON.parse(optionsJson)

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import type { KernelOptions } from '../src/config/options.js'
 import { resolveKernelOptions } from '../src/config/options.js'
@@ -6,43 +6,72 @@ import { Kernel } from '../src/kernel/kernel.js'
 import { Priority, Stage } from '../src/kernel/stages.js'
 import { RouteTable } from '../src/routing/route-table.js'
 import type { RouteDefinition } from '../src/routing/route-table.js'
-import { createRouterListener, kKernelInternalRoute, kKernelNotFound, kKernelRoute, routingFailure } from '../src/kernel/listeners/router.js'
+import { controllerName, createRouterListener } from '../src/kernel/listeners/router.js'
 import { createErrorController } from '../src/kernel/listeners/error-controller.js'
 import { logException } from '../src/kernel/listeners/exception-logger.js'
 import { disallowRobotsIndexing } from '../src/kernel/listeners/robots.js'
-import { KernelContext } from '../src/kernel/context.js'
-import { HttpException } from '../src/errors/http-exceptions.js'
-import { installLifecycle, sendKernelResponse } from './lifecycle.js'
-import { registerKernelViews } from './views.js'
+import { kKernelInternalRoute, kKernelNotFound, kKernelRoute } from '../src/symbols.js'
+import { installLifecycle } from './lifecycle.js'
+import { installBodyTimeout } from './body-timeout.js'
+import { createTemplateRenderer } from './views.js'
 import { registerProfiler } from './profiler.js'
 import { registerRequestServices, registerSession } from './request-services.js'
+import '../src/fastify-augmentation.js'
 
-function controllerName (handler: unknown): string {
-  return typeof handler === 'function' && handler.name !== '' ? handler.name : 'anonymous'
-}
+type RouteConfig = Record<string | symbol, unknown>
 
-async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): Promise<void> {
-  const options = resolveKernelOptions(rawOptions)
+/** The application router's options, so that the kernel's route mirror matches as Fastify does. */
+function routerOptionsOf (app: FastifyInstance): ConstructorParameters<typeof RouteTable>[0] {
   const initial = app.initialConfig as Record<string, unknown> & { routerOptions?: Record<string, unknown> }
   const router = { ...initial, ...(initial.routerOptions ?? {}) }
-  const routes = new RouteTable({
+  return {
     caseSensitive: router.caseSensitive as boolean | undefined,
     ignoreTrailingSlash: router.ignoreTrailingSlash as boolean | undefined,
     ignoreDuplicateSlashes: router.ignoreDuplicateSlashes as boolean | undefined,
     maxParamLength: router.maxParamLength as number | undefined,
     allowUnsafeRegex: router.allowUnsafeRegex as boolean | undefined
-  })
+  }
+}
 
-  const kernel = new Kernel(options, routes, answerMiss)
+/**
+ * Mirrors each route added after the kernel (names, handlers, definition order) and stamps its
+ * definition on the route's config; HEAD twins share their GET's entry. Routes registered
+ * before the kernel are learnt at their first request; matching never depends on this mirror.
+ */
+function mirrorRoutes (app: FastifyInstance, routes: RouteTable): void {
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const config = (route.config ?? {}) as RouteConfig
+    const name = typeof config.name === 'string' ? config.name : undefined
+    const catchAll = typeof config.catchAll === 'boolean' ? config.catchAll : undefined
+    let definition: RouteDefinition | undefined
+    if (config[kKernelInternalRoute] === true) {
+      // the kernel's own routes (profiler) are matched but never part of the app's table: they
+      // take no part in 404/405/redirect answers, and where refused they answer as if absent
+      definition = routes.addInternal(route.method, route.url, name ?? route.url, controllerName(route.handler))
+    } else {
+      definition = routes.add(route.method, route.url, name, controllerName(route.handler), catchAll) ??
+        (config[kKernelRoute] as RouteDefinition | undefined) ??
+        routes.definitionOf('GET', route.url) ??
+        { index: -1, name: name ?? `head_${route.url}`, methods: ['HEAD'], url: route.url, controller: controllerName(route.handler), catchAll: false }
+    }
+    route.config = { ...config, [kKernelRoute]: definition } as typeof route.config
+  })
+  // from now on the application's own router says which methods match a path
+  app.addHook('onReady', async () => {
+    routes.useRouter((method, path) => app.findRoute({ method: method as never, url: path })?.params ?? null, app.supportedMethods)
+  })
+}
+
+async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): Promise<void> {
+  const options = resolveKernelOptions(rawOptions)
+  const routes = new RouteTable(routerOptionsOf(app))
+  const kernel = new Kernel(options, routes)
   app.decorate('kernel', kernel)
   app.decorateRequest('kernel', null)
+  mirrorRoutes(app, routes)
 
-  await registerKernelViews(app)
-  const errorController = createErrorController(
-    options.debug,
-    (template, model) => app.kernelView(template, model),
-    kernel.errorPageExtensions
-  )
+  const render = await createTemplateRenderer(app)
+  const errorController = createErrorController(options.debug, render, kernel.errorPageExtensions)
 
   kernel.on(Stage.REQUEST, createRouterListener(routes, options.debug), { priority: Priority.ROUTER, name: 'router' })
   kernel.on(Stage.EXCEPTION, logException, { priority: Priority.EXCEPTION_LOGGER, name: 'exception logger' })
@@ -51,29 +80,12 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
     kernel.on(Stage.RESPONSE, disallowRobotsIndexing, { priority: Priority.ROBOTS, name: 'disallow robots indexing' })
   }
 
-  // The route table mirrors every route added after the kernel; HEAD twins share their GET's entry.
-  const byUrl = new Map<string, RouteDefinition>()
-  app.addHook('onRoute', (route) => {
-    const config = (route.config ?? {}) as Record<string | symbol, unknown>
-    const name = typeof config.name === 'string' ? config.name : undefined
-    // the kernel's own routes (profiler) are matched but never part of the app's table: they
-    // take no part in 404/405/redirect answers, and where refused they answer as if absent
-    if (config[kKernelInternalRoute] === true) {
-      const methods = (Array.isArray(route.method) ? route.method : [route.method]).map((m) => m.toUpperCase())
-      route.config = { ...config, [kKernelRoute]: { index: -1, name: name ?? route.url, methods, url: route.url, controller: controllerName(route.handler) } } as typeof route.config
-      return
-    }
-    let definition = routes.add(route.method, route.url, name, controllerName(route.handler))
-    if (definition !== undefined) byUrl.set(route.url, definition)
-    else definition = (config[kKernelRoute] as RouteDefinition | undefined) ?? byUrl.get(route.url) ?? { index: -1, name: name ?? `head_${route.url}`, methods: ['HEAD'], url: route.url, controller: controllerName(route.handler) }
-    route.config = { ...config, [kKernelRoute]: definition } as typeof route.config
-  })
-
   // before the lifecycle: @fastify/session's onRequest hook must load the session before the
   // kernel's onRequest hook runs kernel.request (session listener at 128, firewall at 8)
   const sessionCookie = await registerSession(app, kernel, options)
 
   installLifecycle(app, kernel, errorController)
+  installBodyTimeout(app, kernel, options.bodyTimeout)
 
   // optional features, each a plugin of its own wired to the kernel's stages as listeners
   await registerRequestServices(app, kernel, options, sessionCookie)
@@ -81,32 +93,13 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
 
   if (options.notFoundHandler) {
     app.setNotFoundHandler({ config: { [kKernelNotFound]: true } } as never, function kernelNotFound (request: FastifyRequest, reply: FastifyReply) {
-      return answerMiss(request, reply)
+      return kernel.notFound(request, reply)
     })
-  }
-
-  /** Answers a request no route serves: the redirect, or the routing error thrown to kernel.exception. */
-  function answerMiss (request: FastifyRequest, reply: FastifyReply): FastifyReply {
-    const context = request.kernel ?? (request.kernel = new KernelContext())
-    if (context.redirect !== undefined) return sendKernelResponse(reply, context.redirect)
-    const answer = routingFailure(routes, request, context, options.debug)
-    // an app's own not-found handler: the error reaches kernel.exception through its error handler
-    if (answer instanceof HttpException) throw answer
-    return sendKernelResponse(reply, answer)
   }
 }
 
 /**
- * The kernel as a Fastify plugin: `await app.register(kernel, { debug: true })`, before any route.
+ * The kernel as a Fastify plugin: `await app.register(kernel, { debug: true })`, anywhere among
+ * the app's plugins and routes.
  */
 export const kernel = fp(kernelPlugin, { fastify: '5.x', name: 'fastify-kernel' })
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    kernel: Kernel
-  }
-  interface FastifyContextConfig {
-    /** the route's name, Symfony's `_route` (default: made from the methods and the URL) */
-    name?: string
-  }
-}

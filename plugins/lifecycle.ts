@@ -1,21 +1,27 @@
 /**
  * The request lifecycle: which Fastify hook runs which kernel stage.
  *
- *   onRequest      kernel.request          session · locale · router (match or raise) · firewall
- *   preHandler     kernel.controller       the matched route's handler is the controller
- *                  kernel.controller_arguments   params, query, body resolved; access checks
- *   (handler)      the controller
- *   error handler  kernel.exception        log · security · error controller renders the page
- *   onSend         kernel.response         profiler token · robots header (last)
- *   onResponse     kernel.finish_request, kernel.terminate   (onRequestAbort when the client left)
+ *   onRequest       kernel.request          session · locale · router (match, or record the miss) · firewall
+ *   preParsing      (answer)                what kernel.request decided, once every onRequest hook ran
+ *   preHandler      kernel.controller       the matched route's handler is the controller
+ *                   kernel.controller_arguments   params, query, body resolved; access checks
+ *   (handler)       the controller          a miss: the not-found handler raises the router's 404/405
+ *   error handler   kernel.exception        log · security · error controller renders the page
+ *   onSend          kernel.response         profiler token · robots header (last)
+ *   onResponse      kernel.finish_request, kernel.terminate   (onRequestAbort when the client left)
  *
+ * Answers are produced where Fastify produces its own (the not-found handler, the error
+ * handler, a hook after all onRequest hooks), so every other plugin's hooks (helmet, cors,
+ * rate-limit, the app's) run for the kernel's answers exactly as for Fastify's.
  * Requests Fastify rejects before routing (bad URL encoding) have no hooks at all:
  * `handleRejectedRequest` runs the same stages for them by hand.
  */
+import { Readable } from 'node:stream'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import vary from 'vary'
 import { KernelContext } from '../src/kernel/context.js'
 import type { Kernel } from '../src/kernel/kernel.js'
-import type { KernelResponse } from '../src/kernel/events.js'
+import type { KernelResponse, StageEventMap } from '../src/kernel/events.js'
 import {
   ControllerArgumentsEvent,
   ControllerEvent,
@@ -26,10 +32,11 @@ import {
   TerminateEvent
 } from '../src/kernel/events.js'
 import { lastResortResponse } from '../src/kernel/listeners/error-controller.js'
+import { routingFailure } from '../src/kernel/listeners/router.js'
+import { HttpException } from '../src/errors/http-exceptions.js'
 import { Stage } from '../src/kernel/stages.js'
 import type { StageName } from '../src/kernel/stages.js'
 import type { StageDispatcher } from '../src/kernel/dispatcher.js'
-import type { StageEventMap } from '../src/kernel/events.js'
 
 type AnyStageEvent = StageEventMap[StageName]
 
@@ -54,18 +61,36 @@ function runStage (stages: StageDispatcher, event: AnyStageEvent, next: () => vo
 }
 
 /**
- * Sets status and headers of a kernel response on the reply and gives back the body to send:
- * a Buffer when the content type has no charset, since Fastify appends one to string bodies
- * (Symfony sends `application/json` as it is).
+ * Sets status and headers of a kernel response on the reply, merged with what other plugins
+ * set before (helmet, cors, rate-limit keep their headers; `Vary` is appended to, never
+ * replaced), and gives back the body to send: a Buffer when the content type has no charset,
+ * since Fastify appends one to string bodies (Symfony sends `application/json` as it is).
  */
 function applyKernelResponse (reply: FastifyReply, response: KernelResponse): string | Buffer {
   reply.removeHeader('content-length')
-  reply.code(response.statusCode).headers(response.headers).header('content-type', response.contentType)
+  reply.code(response.statusCode)
+  const headers = response.headers
+  for (const name in headers) {
+    if (name === 'Vary' || name.toLowerCase() === 'vary') reply.header('vary', vary.append(String(reply.getHeader('vary') ?? ''), headers[name]))
+    else reply.header(name, headers[name])
+  }
+  reply.header('content-type', response.contentType)
   return response.contentType.includes('charset=') ? response.body : Buffer.from(response.body)
 }
 
-export function sendKernelResponse (reply: FastifyReply, response: KernelResponse): FastifyReply {
+function sendKernelResponse (reply: FastifyReply, response: KernelResponse): FastifyReply {
   return reply.send(applyKernelResponse(reply, response))
+}
+
+/** Fastify's own errors about a body it could not read or parse (`FST_ERR_CTP_*`). */
+function isRequestBodyError (error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' && code.startsWith('FST_ERR_CTP_')
+}
+
+function hasBody (request: FastifyRequest): boolean {
+  const length = request.headers['content-length']
+  return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined
 }
 
 export function installLifecycle (app: FastifyInstance, kernel: Kernel, errorController: (event: ExceptionEvent) => void | Promise<void>): void {
@@ -76,14 +101,33 @@ export function installLifecycle (app: FastifyInstance, kernel: Kernel, errorCon
     request.kernel = context
     const event = new RequestEvent(request, reply, context)
     runStage(stages, event, () => {
-      if (event.response === undefined) done()
-      else sendKernelResponse(reply, event.response)
-    }, (error) => { answerException(error, request, reply) })
+      if (event.response !== undefined) context.deferred = { response: event.response }
+      done()
+    }, (error) => {
+      // the router's miss waits for the not-found handler; anything else for the next hook
+      if (error !== context.routingError) context.deferred = { error }
+      done()
+    })
+  })
+
+  app.addHook('preParsing', function kernelRequestAnswer (request, reply, payload, done) {
+    const context = request.kernel
+    if (context === null) { done(null, payload); return }
+    const deferred = context.deferred
+    if (deferred !== undefined) {
+      context.deferred = undefined
+      if (deferred.response !== undefined) sendKernelResponse(reply, deferred.response)
+      else answerException(deferred.error, request, reply)
+      return
+    }
+    // as in Symfony, a request no route serves never has its body read
+    if (context.routingError !== undefined && hasBody(request)) done(null, Readable.from([]))
+    else done(null, payload)
   })
 
   app.addHook('preHandler', function kernelController (request, reply, done) {
     const context = request.kernel
-    if (context === null || (stages.isIdle(Stage.CONTROLLER) && stages.isIdle(Stage.CONTROLLER_ARGUMENTS))) { done(); return }
+    if (context === null || context.routingError !== undefined || (stages.isIdle(Stage.CONTROLLER) && stages.isIdle(Stage.CONTROLLER_ARGUMENTS))) { done(); return }
     const fail = (error: unknown): void => { answerException(error, request, reply) }
     runStage(stages, new ControllerEvent(request, reply, context), () => {
       runStage(stages, new ControllerArgumentsEvent(request, reply, context), done, fail)
@@ -92,19 +136,16 @@ export function installLifecycle (app: FastifyInstance, kernel: Kernel, errorCon
 
   // errors of the controller (and of Fastify itself: body parsing, validation) arrive here
   app.setErrorHandler(function kernelException (error: FastifyError, request, reply) {
-    return answerException(error, request, reply)
+    const routingError = request.kernel?.routingError
+    // a path no route serves: whatever became of its body, the answer is the routing error
+    answerException(routingError !== undefined && isRequestBodyError(error) ? routingError : error, request, reply)
   })
 
-  /**
-   * An exception raised by a stage is handled by the kernel itself, as HttpKernel::handle()
-   * does, rather than handed to Fastify's error path (which costs a 404 about 40% of its
-   * throughput). Answered synchronously when every exception listener was synchronous.
-   */
-  function answerException (error: unknown, request: FastifyRequest, reply: FastifyReply): void | Promise<void> {
-    const answer = handleException(error, request, reply)
-    if (answer instanceof Promise) return answer.then((body) => { reply.send(body) })
-    reply.send(answer)
-  }
+  // an app's own error handler (a prefix's) answers without the kernel: the profile still shows the error
+  app.addHook('onError', function kernelRecordError (request, _reply, error, done) {
+    if (request.kernel !== null && request.kernel.exception === undefined) request.kernel.exception = error
+    done()
+  })
 
   app.addHook('onSend', function kernelResponse (request, reply, payload, done) {
     const context = request.kernel
@@ -125,6 +166,23 @@ export function installLifecycle (app: FastifyInstance, kernel: Kernel, errorCon
   app.addHook('onRequestAbort', function kernelAbort (request, done) {
     finishRequest(request, null, true, done)
   })
+
+  /**
+   * kernel.exception answered by the kernel itself, as HttpKernel::handle() does, rather than
+   * thrown into Fastify's error path (which costs a 404 about 40% of its throughput).
+   * Synchronous when every exception listener is.
+   */
+  function answerException (error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+    const answer = handleException(error, request, reply)
+    if (answer instanceof Promise) {
+      answer.then((body) => { reply.send(body) }, (failure: unknown) => {
+        request.log.error({ err: failure }, 'fastify-kernel: answering an exception failed')
+        reply.send(applyKernelResponse(reply, lastResortResponse(500, 'Internal Server Error')))
+      })
+      return reply
+    }
+    return reply.send(answer)
+  }
 
   /** kernel.exception: listeners first, the error controller last; always ends in a response body. */
   function handleException (error: unknown, request: FastifyRequest, reply: FastifyReply): string | Buffer | Promise<string | Buffer> {
@@ -153,6 +211,16 @@ export function installLifecycle (app: FastifyInstance, kernel: Kernel, errorCon
     return applyKernelResponse(reply, retry.response ?? lastResortResponse(500, 'Internal Server Error'))
   }
 
+  /** The not-found handler: the trailing-slash redirect, or the router's 404 / 405. */
+  function notFound (request: FastifyRequest, reply: FastifyReply): FastifyReply {
+    const context = request.kernel ?? (request.kernel = new KernelContext())
+    if (context.redirect !== undefined) return sendKernelResponse(reply, context.redirect)
+    if (context.routingError !== undefined) return answerException(context.routingError, request, reply)
+    // an app's own not-found handler: the router left the miss to it, the kernel decides now
+    const answer = routingFailure(kernel.routes, request, context, kernel.debug)
+    return answer instanceof HttpException ? answerException(answer, request, reply) : sendKernelResponse(reply, answer)
+  }
+
   /** kernel.finish_request then kernel.terminate, once per request whatever ended it. */
   function finishRequest (request: FastifyRequest, reply: FastifyReply | null, aborted: boolean, done: HookHandlerDoneFunction): void {
     const context = request.kernel
@@ -170,7 +238,7 @@ export function installLifecycle (app: FastifyInstance, kernel: Kernel, errorCon
   }
 
   /** The same stages for a request Fastify rejected before routing; its context has no hooks. */
-  kernel.handleRejectedRequest = async function handleRejectedRequest (error: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  async function handleRejectedRequest (error: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const context = new KernelContext()
     context.forcedMiss = error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH'
     request.kernel = context
@@ -191,11 +259,6 @@ export function installLifecycle (app: FastifyInstance, kernel: Kernel, errorCon
     reply.raw.once('close', () => finishRequest(request, reply, !reply.raw.writableFinished, () => undefined))
     reply.send(responseEvent.payload)
   }
-}
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** the kernel's view of this request: attributes, trace, exception */
-    kernel: KernelContext | null
-  }
+  kernel.attach({ notFound, handleException: answerException, handleRejectedRequest })
 }

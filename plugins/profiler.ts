@@ -1,15 +1,15 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify'
 import type { Kernel } from '../src/kernel/kernel.js'
 import type { ResolvedKernelOptions } from '../src/config/options.js'
 import { Priority, Stage } from '../src/kernel/stages.js'
 import { createTemplateRenderer } from './views.js'
-import { kKernelInternalRoute } from '../src/kernel/listeners/router.js'
+import { kKernelInternalRoute, kProfilerRoute } from '../src/symbols.js'
 import { NotFoundHttpException } from '../src/errors/http-exceptions.js'
 import { permanentRedirect, redirectLocation } from '../src/routing/redirect.js'
 import { KernelError } from '../src/errors/kernel-errors.js'
 import { resolveProfilerOptions } from '../src/profiler/options.js'
 import type { ResolvedProfilerOptions } from '../src/profiler/options.js'
-import { PROFILER_PATH, Profiler, kProfilerRoute } from '../src/profiler/profiler.js'
+import { PROFILER_PATH, Profiler } from '../src/profiler/profiler.js'
 import type { ProfileStorage } from '../src/profiler/storage/storage.js'
 import { MemoryProfileStorage } from '../src/profiler/storage/memory.js'
 import { FileProfileStorage } from '../src/profiler/storage/file.js'
@@ -81,7 +81,8 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
     return page(reply, profilePage(profile, panel, neighboursOf(profile.token, all), routes()))
   }
 
-  const config = (name: string) => ({ name, [kProfilerRoute]: true, [kKernelInternalRoute]: true })
+  // hidden from @fastify/swagger's documentation, like @fastify/cors's own route
+  const config = (name: string) => ({ config: { name, [kProfilerRoute]: true, [kKernelInternalRoute]: true }, schema: { hide: true } as FastifySchema })
 
   /** The profiler's own trailing-slash redirects (its routes are not in the app's route table). */
   function redirectTo (request: FastifyRequest, reply: FastifyReply, path: string): FastifyReply {
@@ -92,16 +93,16 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
     return reply.code(301).headers(redirect.headers).type(redirect.contentType).send(redirect.body)
   }
 
-  app.get(PROFILER_PATH, { config: config('_profiler_home_redirect') }, async function profilerHomeRedirect (request, reply) {
+  app.get(PROFILER_PATH, config('_profiler_home_redirect'), async function profilerHomeRedirect (request, reply) {
     return redirectTo(request, reply, `${PROFILER_PATH}/`)
   })
 
-  app.get(`${PROFILER_PATH}/`, { config: config('_profiler_search') }, async function profilerSearch (request: FastifyRequest, reply) {
+  app.get(`${PROFILER_PATH}/`, config('_profiler_search'), async function profilerSearch (request: FastifyRequest, reply) {
     const { filter, form } = parseFilter(request.query)
     return page(reply, searchPage(await storage.find(filter), form, storage.size, profiler.dropped))
   })
 
-  app.get(`${PROFILER_PATH}/latest`, { config: config('_profiler_latest') }, async function profilerLatest (request, reply) {
+  app.get(`${PROFILER_PATH}/latest`, config('_profiler_latest'), async function profilerLatest (request, reply) {
     const [newest] = await storage.find({ limit: 1 })
     const profile = newest === undefined ? undefined : await storage.load(newest.token)
     if (profile === undefined) return page(reply, noProfilesPage())
@@ -110,21 +111,14 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
 
   // Symfony's redirectable matcher sends a GET with the wrong trailing slash to the right URL;
   // the profiler's routes are not in the app's route table, so they say it themselves
-  app.get(`${PROFILER_PATH}/:token/`, { config: config('_profiler_trailing_slash') }, async function profilerTrailingSlash (request, reply) {
+  app.get(`${PROFILER_PATH}/:token/`, config('_profiler_trailing_slash'), async function profilerTrailingSlash (request, reply) {
     return redirectTo(request, reply, (request.kernel?.uri?.path ?? request.url.split('?')[0]).replace(/\/+$/, ''))
   })
 
-  app.get(`${PROFILER_PATH}/:token`, { config: config('_profiler') }, async function profilerPanel (request, reply) {
+  app.get(`${PROFILER_PATH}/:token`, config('_profiler'), async function profilerPanel (request, reply) {
     const { token } = request.params as { token: string }
     const profile = await storage.load(token)
     if (profile === undefined) return page(reply, tokenNotFoundPage(token))
     return showProfile(profile, request.query, reply)
   })
-}
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** the web profiler, when it is on (debug mode) */
-    kernelProfiler?: Profiler
-  }
 }

@@ -7,10 +7,10 @@
  *   kernel.exception   security: auth errors → 401 challenge / 403 (1, before logger and error controller)
  *   kernel.response    session and locale data for the profiler, `Content-Language`
  */
-import type { FastifyInstance } from 'fastify'
+import { createRequire } from 'node:module'
+import type { FastifyInstance, FastifyPluginCallback } from 'fastify'
 import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
-import fastifyFlash from '@fastify/flash'
 import fastifyFormbody from '@fastify/formbody'
 import type { Kernel } from '../src/kernel/kernel.js'
 import type { ResolvedKernelOptions } from '../src/config/options.js'
@@ -28,6 +28,10 @@ import { createFirewallListener } from '../src/security/firewall-listener.js'
 import { createSecurityExceptionListener } from '../src/security/exception-listener.js'
 import { accessCheck, isGrantedCheck } from '../src/security/access-check.js'
 import { checkFormLogin, logout } from '../src/security/form-login.js'
+
+// required, not imported: @fastify/flash's typings need @fastify/secure-session's, and they
+// would clash with the kernel's own typing of request.flash / reply.flash (fastify-augmentation)
+const fastifyFlash = createRequire(import.meta.url)('@fastify/flash') as FastifyPluginCallback
 
 /** Symfony's security ExceptionListener priority: before the logger (0) and the error controller. */
 const SECURITY_EXCEPTION_PRIORITY = 1

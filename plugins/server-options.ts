@@ -8,6 +8,14 @@ import { splitRequestTarget } from '../src/routing/request-uri.js'
 export const KERNEL_MAX_HEADER_SIZE = 128 * 1024
 /** No parameter can be longer than the request line that carries it. */
 export const KERNEL_MAX_PARAM_LENGTH = KERNEL_MAX_HEADER_SIZE
+/**
+ * Node's limit on receiving a whole request, headers and body (Fastify's default: none). The
+ * kernel's own `bodyTimeout` (30 s) answers a slow body first, with its error page; this is
+ * the backstop for what the kernel never sees (a stalled request line or headers).
+ */
+export const KERNEL_REQUEST_TIMEOUT = 60_000
+/** A socket with no traffic at all for this long is closed (Fastify's default: never). */
+export const KERNEL_CONNECTION_TIMEOUT = 120_000
 
 const ABSOLUTE_FORM = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//
 
@@ -39,8 +47,10 @@ export function kernelRewriteUrl (this: unknown, req: { url?: string }): string 
  * What to pass to `Fastify()` for the specified behaviour; a plugin cannot set these itself.
  * `Fastify({ ...kernelServerOptions(), logger: true })`
  */
-export function kernelServerOptions (): Pick<FastifyServerOptions, 'frameworkErrors' | 'rewriteUrl' | 'routerOptions'> & { http: { maxHeaderSize: number } } {
+export function kernelServerOptions (): Pick<FastifyServerOptions, 'frameworkErrors' | 'rewriteUrl' | 'routerOptions' | 'requestTimeout' | 'connectionTimeout'> & { http: { maxHeaderSize: number } } {
   return {
+    requestTimeout: KERNEL_REQUEST_TIMEOUT,
+    connectionTimeout: KERNEL_CONNECTION_TIMEOUT,
     frameworkErrors: kernelFrameworkErrors,
     rewriteUrl: kernelRewriteUrl,
     routerOptions: { maxParamLength: KERNEL_MAX_PARAM_LENGTH },

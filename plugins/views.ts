@@ -29,15 +29,3 @@ export async function createTemplateRenderer (app: FastifyInstance, partials: Re
   })
   return render as TemplateRender
 }
-
-/** The renderer of the error pages, decorated on the app as `app.kernelView`. */
-export async function registerKernelViews (app: FastifyInstance): Promise<void> {
-  app.decorate('kernelView', await createTemplateRenderer(app))
-}
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** renders one of the kernel's templates to a string (works for requests that have no route context) */
-    kernelView: TemplateRender
-  }
-}

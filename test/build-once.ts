@@ -1,14 +1,34 @@
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, rmSync, statSync } from 'node:fs'
-import { resolve } from 'node:path'
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 
 export const root = resolve(import.meta.dirname, '..')
 
+const SOURCES = ['src', 'plugins', 'cli', 'service/src']
+const STAMP = join(root, 'dist', '.built')
+
+function newestSource (dir: string): number {
+  let newest = 0
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    newest = Math.max(newest, entry.isDirectory() ? newestSource(path) : statSync(path).mtimeMs)
+  }
+  return newest
+}
+
+function upToDate (): boolean {
+  if (!existsSync(STAMP)) return false
+  const built = statSync(STAMP).mtimeMs
+  return SOURCES.every((dir) => newestSource(join(root, dir)) <= built)
+}
+
 /**
- * Builds `dist/` for the tests that run the compiled output. Test files run in parallel:
- * an atomic mkdir serialises the builds so no test reads a half-written dist.
+ * Builds `dist/` (and the service's) for the tests that run the compiled output or import the
+ * plugin by its package name, unless it is newer than every source. Test files run in
+ * parallel: an atomic mkdir serialises the builds so no test reads a half-written dist.
  */
 export function buildOnce (): void {
+  if (upToDate()) return
   const lock = resolve(root, '.tap-build.lock')
   for (;;) {
     try {
@@ -21,7 +41,10 @@ export function buildOnce (): void {
     }
   }
   try {
+    if (upToDate()) return
     execFileSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'ignore' })
+    mkdirSync(join(root, 'dist'), { recursive: true })
+    execFileSync('touch', [STAMP])
   } finally {
     rmSync(lock, { recursive: true, force: true })
   }

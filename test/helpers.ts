@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
-import { createKernelApp } from '../src/index.js'
-import type { KernelOptions } from '../src/index.js'
+import { createKernelApp } from '../index.js'
+import type { KernelOptions } from '../index.js'
 
 /** A kernel app with a small route table like the reference application's. */
 export async function buildApp (kernel: KernelOptions = { debug: true }, fastify: FastifyServerOptions = {}, more?: (app: FastifyInstance) => void): Promise<FastifyInstance> {

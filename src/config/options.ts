@@ -1,6 +1,9 @@
 import { Ajv } from 'ajv'
 import { KernelError } from '../errors/kernel-errors.js'
 import type { ProfilerOptions } from '../profiler/options.js'
+import type { SessionOptions } from '../session/options.js'
+import type { LocaleOptions } from '../locale/options.js'
+import type { SecurityOptions } from '../security/options.js'
 
 /** Options of `app.register(kernel, options)`. */
 export interface KernelOptions {
@@ -20,12 +23,17 @@ export interface KernelOptions {
   trace?: boolean
   /** the web profiler (debug only; default on in debug): `true`, `false` or its options */
   profiler?: boolean | ProfilerOptions
-  /** sessions, validated by the session feature */
-  session?: Record<string, unknown>
-  /** default and enabled locales, validated by the locale feature */
-  locale?: Record<string, unknown>
-  /** firewalls, users and access rules, validated by the security feature */
-  security?: Record<string, unknown>
+  /**
+   * milliseconds a request may take to send its body (default 30000; 0: no limit). A body still
+   * incomplete then is answered 408 through the error pages and its connection closed
+   */
+  bodyTimeout?: number
+  /** sessions on a signed cookie (docs/security.md) */
+  session?: SessionOptions
+  /** default and enabled locales (docs/security.md) */
+  locale?: LocaleOptions
+  /** firewalls, users and access rules (docs/security.md) */
+  security?: SecurityOptions
 }
 
 export interface ResolvedKernelOptions {
@@ -33,7 +41,8 @@ export interface ResolvedKernelOptions {
   disallowRobotsIndexing: boolean
   notFoundHandler: boolean
   trace: boolean
-  /** the features' own options, passed on as given */
+  bodyTimeout: number
+  /** the features' own options, passed on as given (each feature validates its own) */
   profiler: KernelOptions['profiler']
   session: KernelOptions['session']
   locale: KernelOptions['locale']
@@ -48,6 +57,7 @@ const schema = {
     disallowRobotsIndexing: { type: 'boolean' },
     notFoundHandler: { type: 'boolean' },
     trace: { type: 'boolean' },
+    bodyTimeout: { type: 'integer', minimum: 0 },
     profiler: { type: ['boolean', 'object'] },
     session: { type: 'object' },
     locale: { type: 'object' },
@@ -79,6 +89,7 @@ export function resolveKernelOptions (options: unknown): ResolvedKernelOptions {
     disallowRobotsIndexing: o.disallowRobotsIndexing ?? debug,
     notFoundHandler: o.notFoundHandler ?? true,
     trace: o.trace ?? debug,
+    bodyTimeout: o.bodyTimeout ?? 30_000,
     profiler: o.profiler,
     session: o.session,
     locale: o.locale,

@@ -36,6 +36,14 @@ export class MethodNotAllowedHttpException extends HttpException {
   }
 }
 
+export class RequestTimeoutHttpException extends HttpException {
+  constructor (message = '', cause?: unknown) { super(408, message, { cause }) }
+}
+
+export class ServiceUnavailableHttpException extends HttpException {
+  constructor (message = '', cause?: unknown, headers?: Record<string, string>) { super(503, message, { cause, headers }) }
+}
+
 export class UriTooLongHttpException extends HttpException {
   constructor (message = '', cause?: unknown) { super(414, message, { cause }) }
 }

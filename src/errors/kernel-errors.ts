@@ -6,8 +6,6 @@ export type KernelErrorCode =
   | 'KERNEL_INVALID_OPTIONS'
   | 'KERNEL_UNKNOWN_STAGE'
   | 'KERNEL_INVALID_LISTENER'
-  | 'KERNEL_ROUTE_BEFORE_KERNEL'
-  | 'KERNEL_INVALID_ENV'
 
 export class KernelError extends Error {
   constructor (readonly code: KernelErrorCode, message: string, options?: { cause?: unknown }) {

@@ -2,6 +2,7 @@ import type { TraceEntry } from './trace.js'
 import { now } from './trace.js'
 import type { RoutingOutcome } from '../routing/matcher.js'
 import type { KernelResponse } from './events.js'
+import type { HttpException } from '../errors/http-exceptions.js'
 
 export interface RequestUri {
   scheme: string
@@ -38,14 +39,24 @@ export class KernelContext {
   /** the outcome of route matching, when Fastify found no route */
   routing: RoutingOutcome | undefined
   /**
+   * The 404 / 405 the router raised in kernel.request for a path no route serves. As in Symfony
+   * the stage fails there (later request listeners do not run), but the answer is produced by
+   * the not-found handler, so that every hook Fastify runs for its own 404 runs for this one.
+   */
+  routingError: HttpException | undefined
+  /**
+   * What else kernel.request decided: a listener's response or the exception it raised. It is
+   * answered once every onRequest hook has run (other plugins' too), before the body is read.
+   */
+  deferred: { response: KernelResponse, error?: undefined } | { error: unknown, response?: undefined } | undefined
+  /**
    * A trailing-slash redirect the router matched: as in Symfony it is a route match (its
    * controller redirects), so the rest of kernel.request and the controller stages run first
    */
   redirect: KernelResponse | undefined
   /** the error that went through kernel.exception, as thrown */
   exception: unknown
-  /** the stages that have finished, so that each runs once even when hooks overlap */
-  finished = false
+  /** kernel.finish_request and kernel.terminate have run: each runs once whatever ended the request */
   terminated = false
   /** free-form storage for listeners (session, user, profile), keyed by feature */
   readonly bag = new Map<string, unknown>()

@@ -6,24 +6,23 @@ import { StageDispatcher } from './dispatcher.js'
 import type { RouteTable } from '../routing/route-table.js'
 import type { ErrorPageExtension } from './listeners/error-controller.js'
 
+/** The entry points of the lifecycle (`plugins/lifecycle.ts`) that apps call into. */
+export interface KernelEntryPoints {
+  notFound: (request: FastifyRequest, reply: FastifyReply) => FastifyReply
+  handleException: (error: unknown, request: FastifyRequest, reply: FastifyReply) => FastifyReply
+  handleRejectedRequest: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => Promise<void>
+}
+
 /**
  * The public face of the kernel, decorated on the app as `app.kernel`: add stage listeners,
- * read the route table, answer a miss from an app's own not-found handler.
+ * read the route table, hand a miss or an error back to the kernel from an app's own handlers.
  */
 export class Kernel {
   readonly dispatcher: StageDispatcher
   readonly errorPageExtensions: ErrorPageExtension[] = []
+  private entryPoints: KernelEntryPoints | undefined
 
-  /** Runs the stages for a request Fastify rejected before routing; installed by the lifecycle. */
-  handleRejectedRequest: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => Promise<void> = async (error, _request, reply) => {
-    reply.code(error.statusCode ?? 400).send(error.message)
-  }
-
-  constructor (
-    readonly options: ResolvedKernelOptions,
-    readonly routes: RouteTable,
-    private readonly answerMiss: (request: FastifyRequest, reply: FastifyReply) => FastifyReply
-  ) {
+  constructor (readonly options: ResolvedKernelOptions, readonly routes: RouteTable) {
     this.dispatcher = new StageDispatcher(options.trace)
   }
 
@@ -37,12 +36,36 @@ export class Kernel {
     return this
   }
 
+  /** Called once by the lifecycle when it is installed. */
+  attach (entryPoints: KernelEntryPoints): void {
+    this.entryPoints = entryPoints
+  }
+
+  private get lifecycle (): KernelEntryPoints {
+    if (this.entryPoints === undefined) throw new Error('fastify-kernel: the kernel is not registered yet')
+    return this.entryPoints
+  }
+
   /**
-   * For an app with its own not-found handler (`notFoundHandler: false`): answers the request
-   * as the kernel would: sends the trailing-slash redirect, or throws the exact 404 / 405 error
-   * (which reaches kernel.exception like any error). `return app.kernel.notFound(request, reply)`.
+   * For an app with its own not-found handler: answers the request as the kernel would, with
+   * the trailing-slash redirect or the exact 404 / 405 through kernel.exception.
+   * `return app.kernel.notFound(request, reply)`.
    */
   notFound (request: FastifyRequest, reply: FastifyReply): FastifyReply {
-    return this.answerMiss(request, reply)
+    return this.lifecycle.notFound(request, reply)
+  }
+
+  /**
+   * For an app's own error handler (root or under a prefix): hands the error to kernel.exception,
+   * whose listeners and error controller answer it (status, page, headers) as for any other.
+   * `return app.kernel.handleException(error, request, reply)`.
+   */
+  handleException (error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+    return this.lifecycle.handleException(error, request, reply)
+  }
+
+  /** Runs the stages for a request Fastify rejected before routing (`kernelFrameworkErrors`). */
+  handleRejectedRequest (error: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    return this.lifecycle.handleRejectedRequest(error, request, reply)
   }
 }

@@ -57,10 +57,3 @@ export function contentLanguage (event: ResponseEvent): void {
     event.reply.header('Content-Language', locale.replace(/_/g, '-'))
   }
 }
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** the request's locale (`locale` option): from `_locale`, `Accept-Language` or the default */
-    locale: string
-  }
-}

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ExceptionEvent, RequestEvent, ResponseEvent, TerminateEvent } from '../kernel/events.js'
 import type { KernelContext } from '../kernel/context.js'
 import type { RouteDefinition } from '../routing/route-table.js'
-import { kKernelRoute } from '../kernel/listeners/router.js'
+import { kKernelRoute, kProfilerRoute } from '../symbols.js'
 import { statusOf } from '../errors/flatten.js'
 import { preferredErrorFormat } from '../http/negotiate.js'
 import type { ResolvedProfilerOptions } from './options.js'
@@ -22,8 +22,6 @@ import { collectPerformance, heapUsed } from './collectors/performance.js'
 import { nearMisses } from './routing-trace.js'
 
 export const PROFILER_PATH = '/_profiler'
-/** Stamped on the config of the profiler's own routes. */
-export const kProfilerRoute = Symbol.for('fastify-kernel.profiler-route')
 /** Saves waiting for the storage beyond this are dropped: a slow disk never grows the heap. */
 const MAX_PENDING_SAVES = 256
 /**

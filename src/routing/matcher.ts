@@ -1,8 +1,9 @@
-import type { RouteDefinition, RouteTable } from './route-table.js'
+import type { RouteDefinition, RouteParams, RouteTable } from './route-table.js'
 
 /** What matching decided for a request that Fastify's router did not serve. */
 export type RoutingOutcome =
-  | { kind: 'redirect', path: string, route: RouteDefinition, params: Record<string, string | undefined> }
+  /** `route` is undefined for a target registered before the kernel and never requested yet */
+  | { kind: 'redirect', path: string, route: RouteDefinition | undefined, params: RouteParams }
   | { kind: 'method-not-allowed', allow: string[] }
   | { kind: 'not-found', attemptedPath: string }
 

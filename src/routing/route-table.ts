@@ -1,13 +1,20 @@
 import FindMyWay from 'find-my-way'
 
 export interface RouteDefinition {
-  /** position in definition order; the Allow header follows it */
+  /** position in definition order; the Allow header follows it (routes the kernel learnt late come first) */
   index: number
   name: string
   methods: string[]
   url: string
   /** readable name of the handler, Symfony's `_controller` */
   controller: string
+  /**
+   * A catch-all that is not a resource (@fastify/cors's `OPTIONS *` preflight route, or a route
+   * with `config.catchAll: true`): it never turns a miss into a 405 nor appears in `Allow`.
+   */
+  catchAll: boolean
+  /** the kernel's own routes (profiler): matched by Fastify, but never part of the app's answers */
+  internal?: boolean
 }
 
 export interface RouteTableOptions {
@@ -18,72 +25,175 @@ export interface RouteTableOptions {
   allowUnsafeRegex?: boolean
 }
 
-/** HEAD is served as GET and never listed: Fastify's automatic HEAD routes are not mirrored. */
-const IGNORED_METHODS = new Set(['HEAD'])
+export type RouteParams = Record<string, string | undefined>
 
 /**
- * A mirror of the application's routes, kept in step through Fastify's `onRoute`, answering
- * the questions Fastify's router does not: which methods would match this path, and does the
- * path with the other trailing slash match.
+ * Which route of the application serves `method path`, answered by Fastify's own router
+ * (`app.findRoute`), so that every route counts, whenever and wherever it was registered.
+ */
+export type RouterLookup = (method: string, path: string) => RouteParams | null
+
+export interface RouteMatch {
+  /** undefined for a route the kernel has not learnt yet (registered before it, never requested) */
+  route: RouteDefinition | undefined
+  params: RouteParams
+}
+
+/** HEAD is served as GET and never listed: Fastify's automatic HEAD routes are not mirrored. */
+const IGNORED_METHODS = new Set(['HEAD'])
+/** Routes learnt at their first request were registered before the kernel: they sort first. */
+const LATE_INDEX_BASE = -1_000_000
+
+/**
+ * The application's routes as the kernel knows them: names, handlers and definition order
+ * (Fastify's router keeps none of these), mirrored from `onRoute` and from the first request
+ * of a route registered before the kernel. Which route matches a path is always asked of
+ * Fastify's router once `useRouter` is called; the mirror only adds what it knows about it.
  */
 export class RouteTable {
-  private readonly router: FindMyWay.Instance<FindMyWay.HTTPVersion.V1>
+  private readonly mirror: FindMyWay.Instance<FindMyWay.HTTPVersion.V1>
   private readonly definitions: RouteDefinition[] = []
-  private readonly methods: string[] = []
+  private readonly byMethodAndUrl = new Map<string, RouteDefinition>()
+  private readonly mirroredMethods: string[] = []
+  private lateRoutes = 0
+  private lookup: RouterLookup
+  private lookupMethods: readonly string[]
 
   constructor (options: RouteTableOptions = {}) {
-    this.router = FindMyWay({
+    this.mirror = FindMyWay({
       caseSensitive: options.caseSensitive ?? true,
       ignoreTrailingSlash: options.ignoreTrailingSlash ?? false,
       ignoreDuplicateSlashes: options.ignoreDuplicateSlashes ?? false,
       maxParamLength: options.maxParamLength ?? 100,
       allowUnsafeRegex: options.allowUnsafeRegex ?? false
     })
+    // until the application's router is known (and in unit tests), the mirror answers alone
+    this.lookup = (method, path) => this.mirrorFind(method, path)?.params ?? null
+    this.lookupMethods = this.mirroredMethods
   }
 
+  /** Every route known so far, in definition order. */
   get routes (): readonly RouteDefinition[] {
     return this.definitions
   }
 
-  add (methods: string | string[], url: string, name: string | undefined, controller: string): RouteDefinition | undefined {
+  /**
+   * Asks `lookup` (Fastify's router) which methods match a path from now on; `methods` are the
+   * methods the application may have routes for (`app.supportedMethods`).
+   */
+  useRouter (lookup: RouterLookup, methods: readonly string[]): void {
+    this.lookup = lookup
+    this.lookupMethods = methods.filter((method) => !IGNORED_METHODS.has(method))
+  }
+
+  /** Adds a route seen by `onRoute`; HEAD-only routes are not mirrored (undefined). */
+  add (methods: string | string[], url: string, name: string | undefined, controller: string, catchAll?: boolean): RouteDefinition | undefined {
+    return this.define(methods, url, name, controller, catchAll, this.definitions.length - this.lateRoutes)
+  }
+
+  /**
+   * Adds one of the kernel's own routes: Fastify serves it, but for the application's answers
+   * (404, 405, redirects, listings) it does not exist.
+   */
+  addInternal (methods: string | string[], url: string, name: string, controller: string): RouteDefinition {
+    const list = (Array.isArray(methods) ? methods : [methods]).map((m) => m.toUpperCase())
+    const definition: RouteDefinition = { index: -1, name, methods: list, url, controller, catchAll: true, internal: true }
+    for (const method of list) this.mirrorOn(method, url, definition)
+    return definition
+  }
+
+  /** Learns a route at its first request: it was registered before the kernel. */
+  adopt (methods: string | string[], url: string, name: string | undefined, controller: string, catchAll?: boolean): RouteDefinition | undefined {
+    return this.define(methods, url, name, controller, catchAll, LATE_INDEX_BASE + this.lateRoutes)
+  }
+
+  /** The definition of a route by one of its methods and its URL pattern. */
+  definitionOf (method: string, url: string): RouteDefinition | undefined {
+    return this.byMethodAndUrl.get(`${method.toUpperCase()} ${url}`)
+  }
+
+  private define (methods: string | string[], url: string, name: string | undefined, controller: string, catchAll: boolean | undefined, index: number): RouteDefinition | undefined {
     const list = (Array.isArray(methods) ? methods : [methods]).map((m) => m.toUpperCase()).filter((m) => !IGNORED_METHODS.has(m))
     if (list.length === 0) return undefined
+    const known = this.definitionOf(list[0], url)
+    if (known !== undefined) return known
     const definition: RouteDefinition = {
-      index: this.definitions.length,
+      index,
       name: name ?? defaultRouteName(list, url),
       methods: list,
       url,
-      controller
+      controller,
+      catchAll: catchAll ?? isPreflightRoute(list, url)
     }
-    this.definitions.push(definition)
+    // kept in definition order: a late route was registered before every route seen by onRoute
+    if (index < 0) this.definitions.splice(this.lateRoutes++, 0, definition)
+    else this.definitions.push(definition)
     for (const method of list) {
-      if (!this.methods.includes(method)) this.methods.push(method)
-      this.router.on(method as FindMyWay.HTTPMethod, url, noop, definition)
+      this.byMethodAndUrl.set(`${method} ${url}`, definition)
+      this.mirrorOn(method, url, definition)
     }
     return definition
   }
 
-  /** The route matching this method and path (HEAD as GET), with its decoded parameters. */
-  match (method: string, path: string): { route: RouteDefinition, params: Record<string, string | undefined> } | null {
-    const canonical = method === 'HEAD' ? 'GET' : method
-    if (!this.methods.includes(canonical)) return null
-    const found = this.router.find(canonical as FindMyWay.HTTPMethod, path)
-    return found === null ? null : { route: found.store as RouteDefinition, params: found.params }
+  private mirrorOn (method: string, url: string, definition: RouteDefinition): void {
+    if (!this.mirroredMethods.includes(method)) this.mirroredMethods.push(method)
+    try {
+      this.mirror.on(method as FindMyWay.HTTPMethod, url, noop, definition)
+    } catch {
+      // the same method and URL under another constraint (host, version): the first one names it
+    }
   }
 
-  /** Methods of the routes whose path matches, in route-definition order, without duplicates. */
+  private mirrorFind (method: string, path: string): FindMyWay.FindResult<FindMyWay.HTTPVersion.V1> | null {
+    return this.mirroredMethods.includes(method) ? this.mirror.find(method as FindMyWay.HTTPMethod, path) : null
+  }
+
+  /** The route matching this method and path (HEAD as GET), with its decoded parameters. */
+  match (method: string, path: string): RouteMatch | null {
+    const canonical = method === 'HEAD' ? 'GET' : method
+    const params = this.lookup(canonical, path)
+    if (params === null) return null
+    const route = this.mirrorFind(canonical, path)?.store as RouteDefinition | undefined
+    return route?.internal === true ? null : { route, params }
+  }
+
+  /**
+   * Methods of the routes whose path matches, in route-definition order, without duplicates;
+   * catch-alls that are not resources left out.
+   */
   allowedMethods (path: string): string[] {
     const matched: RouteDefinition[] = []
-    for (const method of this.methods) {
-      const found = this.router.find(method as FindMyWay.HTTPMethod, path)
-      if (found !== null && !matched.includes(found.store as RouteDefinition)) matched.push(found.store as RouteDefinition)
+    // methods of routes registered before the kernel: their definition order is unknown, so
+    // they come first in the router's method order, whether or not a request taught them yet
+    const early: string[] = []
+    for (const method of this.lookupMethods) {
+      const params = this.lookup(method, path)
+      if (params === null) continue
+      const route = this.mirrorFind(method, path)?.store as RouteDefinition | undefined
+      if (route === undefined) {
+        if (!isPreflightMatch(method, params)) early.push(method)
+      } else if (!route.catchAll && !matched.includes(route)) {
+        matched.push(route)
+      }
     }
     matched.sort((a, b) => a.index - b.index)
     const allow: string[] = []
     for (const route of matched) {
+      if (route.index >= 0) continue
+      for (const method of route.methods) if (!early.includes(method)) early.push(method)
+    }
+    if (early.length > 1) early.sort((a, b) => this.methodRank(a) - this.methodRank(b))
+    allow.push(...early)
+    for (const route of matched) {
+      if (route.index < 0) continue
       for (const method of route.methods) if (!allow.includes(method)) allow.push(method)
     }
     return allow
+  }
+
+  private methodRank (method: string): number {
+    const rank = this.lookupMethods.indexOf(method)
+    return rank === -1 ? this.lookupMethods.length : rank
   }
 }
 
@@ -92,4 +202,16 @@ function noop (): void {}
 function defaultRouteName (methods: string[], url: string): string {
   const slug = url.replace(/\(.*?\)/g, '').replace(/[^a-zA-Z0-9]+/g, '_').replace(/^_+|_+$/g, '')
   return `${methods.join('_').toLowerCase()}_${slug || 'root'}`
+}
+
+/** An OPTIONS-only wildcard without parameters (`*`, `/api/*`): a CORS preflight handler, not a resource. */
+function isPreflightRoute (methods: readonly string[], url: string): boolean {
+  return methods.length === 1 && methods[0] === 'OPTIONS' && url.endsWith('*') && !url.includes(':')
+}
+
+/** The same, told from a match alone (a route registered before the kernel, not learnt yet). */
+function isPreflightMatch (method: string, params: RouteParams): boolean {
+  if (method !== 'OPTIONS') return false
+  const names = Object.keys(params)
+  return names.length === 1 && names[0] === '*'
 }

@@ -39,10 +39,3 @@ export function accessCheck (event: ControllerArgumentsEvent): void | Promise<vo
   }
   settle(rolesGrant(user === null ? null : state!.roles, typeof check === 'string' ? [check] : check))
 }
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** access check run before the controller: a role, roles (any of them), or a function */
-    isGranted?: IsGrantedCheck
-  }
-}

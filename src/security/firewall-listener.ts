@@ -110,10 +110,3 @@ export function createFirewallListener (security: Security) {
     event.context.collected.security = state.collect()
   }
 }
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** the request's firewall, user and `isGranted()` (`security` option); null outside the kernel */
-    security: RequestSecurity | null
-  }
-}

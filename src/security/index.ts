@@ -1,4 +1,4 @@
-export { hashPassword, verifyPassword, DEFAULT_SCRYPT_PARAMS } from './password-hasher.js'
+export { hashPassword, verifyPassword, parsePasswordHash, DEFAULT_SCRYPT_PARAMS } from './password-hasher.js'
 export type { ScryptParams } from './password-hasher.js'
 export { hashToken, Security } from './security.js'
 export { RoleHierarchy } from './role-hierarchy.js'

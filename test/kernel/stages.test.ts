@@ -1,8 +1,8 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../helpers.js'
-import { Stage, Priority } from '../../src/index.js'
-import type { KernelContext, TraceEntry } from '../../src/index.js'
+import { Stage, Priority } from '../../index.js'
+import type { KernelContext, TraceEntry } from '../../index.js'
 
 /** Runs a request and gives back the stage names of its trace, in order, and the listeners. */
 async function traced (app: FastifyInstance, url: string, method = 'GET'): Promise<{ stages: string[], listeners: string[], trace: TraceEntry[], status: number }> {
@@ -221,7 +221,7 @@ t.test('event.fail() is a throw without its cost: later listeners and the contro
   })
   t.teardown(() => app.close())
   const ran: string[] = []
-  const { AccessDeniedHttpException } = await import('../../src/index.js')
+  const { AccessDeniedHttpException } = await import('../../index.js')
   app.kernel.on(Stage.CONTROLLER_ARGUMENTS, function deny (event) {
     if (event.request.url === '/guarded') event.fail(new AccessDeniedHttpException())
   }, { priority: 10 })

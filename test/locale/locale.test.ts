@@ -1,11 +1,11 @@
 import t from 'tap'
-import { createKernelApp } from '../../src/index.js'
+import { createKernelApp } from '../../index.js'
 import { ready, call } from '../security/app.js'
-import type { KernelOptions } from '../../src/index.js'
+import type { KernelOptions, LocaleOptions } from '../../index.js'
 import type { LocaleCollected } from '../../src/locale/locale-listeners.js'
 import { preferredLocale } from '../../src/locale/accept-language.js'
 
-async function localeApp (locale: Record<string, unknown>, kernel: KernelOptions = { debug: true }) {
+async function localeApp (locale: LocaleOptions, kernel: KernelOptions = { debug: true }) {
   const app = await createKernelApp({ kernel: { ...kernel, locale }, fastify: { logger: false } })
   app.get('/:_locale/contact', async (request) => ({ locale: request.locale, attribute: request.kernel?.attributes._locale }))
   app.get('/:_locale(^(en|fr|de)$)/strict', async (request) => ({ locale: request.locale }))
@@ -86,7 +86,8 @@ t.test('preferredLocale', async (t) => {
 })
 
 t.test('locale options are validated', async (t) => {
-  const build = (locale: Record<string, unknown>) => createKernelApp({ kernel: { locale }, fastify: { logger: false } })
+  // invalid on purpose: the types would refuse these at compile time
+  const build = (locale: Record<string, unknown>) => createKernelApp({ kernel: { locale: locale as unknown as LocaleOptions }, fastify: { logger: false } })
   await t.rejects(build({}), { code: 'KERNEL_INVALID_OPTIONS', message: /"locale\.enabled" is required/ })
   await t.rejects(build({ enabled: ['en'], default: 'fr' }), { message: /"locale\.default" "fr" is not one of "locale\.enabled" \(en\)/ })
   await t.rejects(build({ enabled: ['en', 'not a locale!'], fromAcceptLanguage: 'yes' }), { message: /locale\.enabled\[1\].*locale\.fromAcceptLanguage/s })

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { buildApp } from '../helpers.js'
 import { page, profiled } from './helpers.js'
-import { Stage } from '../../src/index.js'
+import { Stage } from '../../index.js'
 
 // what session, locale and firewall leave in request.kernel.collected (issue 4's contract)
 const session = { exists: true, isNew: false, regenerated: true, cookieSet: true, idPrefix: 'a1b2', attributes: { cart: ['book'], userId: 7, csrf_token: 'secret-csrf' }, flashes: { notice: ['Saved!', 'Twice'] } }

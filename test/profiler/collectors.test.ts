@@ -2,7 +2,7 @@ import t from 'tap'
 import { Writable } from 'node:stream'
 import { buildApp } from '../helpers.js'
 import { host, profiled } from './helpers.js'
-import { Stage } from '../../src/index.js'
+import { Stage } from '../../index.js'
 
 t.test('request collector: method, URL, route and params, query, headers, cookies, body, IP', async (t) => {
   const app = await buildApp({ debug: true })

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { buildApp } from '../helpers.js'
 import { host, page } from './helpers.js'
-import { Stage } from '../../src/index.js'
+import { Stage } from '../../index.js'
 
 const SCRIPT = /<script>alert|<img src=x|<svg onload/
 

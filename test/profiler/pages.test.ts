@@ -1,7 +1,7 @@
 import t from 'tap'
 import { buildApp } from '../helpers.js'
 import { host, page, profiled } from './helpers.js'
-import { createKernelApp } from '../../src/index.js'
+import { createKernelApp } from '../../index.js'
 
 t.test('every profiled response carries X-Debug-Token and an absolute X-Debug-Token-Link', async (t) => {
   const app = await buildApp({ debug: true })

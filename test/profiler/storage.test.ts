@@ -1,4 +1,5 @@
 import t from 'tap'
+import type { Test } from 'tap'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -26,7 +27,7 @@ function fakeProfile (overrides: Partial<Profile> = {}): Profile {
   }
 }
 
-function tempDir (t: Tap.Test): string {
+function tempDir (t: Test): string {
   const dir = mkdtempSync(join(tmpdir(), 'profiler-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   return dir

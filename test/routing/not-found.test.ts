@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildApp } from '../helpers.js'
-import { createKernelApp } from '../../src/index.js'
+import { createKernelApp } from '../../index.js'
 
 const json = { accept: 'application/json' }
 

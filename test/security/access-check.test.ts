@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { FastifyRequest } from 'fastify'
 import { securedApp, call, basic, passwords, ready } from './app.js'
-import { createKernelApp } from '../../src/index.js'
+import { createKernelApp } from '../../index.js'
 import type { SecurityCollected, SecurityUser } from '../../src/security/index.js'
 
 t.test('route isGranted: a role, a list, a function; a denied controller never runs', async (t) => {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
-import { createKernelApp, Stage } from '../../src/index.js'
-import type { KernelContext, KernelOptions } from '../../src/index.js'
+import { createKernelApp, Stage } from '../../index.js'
+import type { KernelContext, KernelOptions } from '../../index.js'
 import { hashPassword, hashToken } from '../../src/security/index.js'
 
 export const SECRET = 'a-test-secret-that-is-long-enough-0123456789'

@@ -4,7 +4,7 @@ import { parseAuthorization } from '../../src/security/credentials.js'
 import { parsePasswordHash } from '../../src/security/password-hasher.js'
 import { rolesGrant } from '../../src/security/access-decision.js'
 import { AccessMap } from '../../src/security/access-map.js'
-import { createKernelApp } from '../../src/index.js'
+import { createKernelApp } from '../../index.js'
 import { SECRET } from './app.js'
 
 const FAST = { ln: 10, r: 8, p: 1 }
@@ -60,7 +60,7 @@ t.test('Authorization parsing', async (t) => {
 })
 
 t.test('security options are validated, each problem named', async (t) => {
-  const build = (security: Record<string, unknown>, session = false) => createKernelApp({ kernel: { security, ...(session ? { session: { secret: SECRET } } : {}) }, fastify: { logger: false } })
+  const build = (security: Record<string, unknown>, session = false) => createKernelApp({ kernel: { security: security as never, ...(session ? { session: { secret: SECRET } } : {}) }, fastify: { logger: false } })
   await t.rejects(build({}), { code: 'KERNEL_INVALID_OPTIONS', message: /"security\.firewalls" is required/ })
   const many = await build({ firewalls: [{ name: 'main', httpBasic: { realm: 'say "hi"' } }], accessControl: [{ path: '^/', roles: 7 }], colour: 1 }).then(() => null, (error: Error) => error.message)
   t.match(many, 'option "security.firewalls[0].httpBasic.realm" must not contain quotes, backslashes or control characters')

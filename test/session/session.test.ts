@@ -1,8 +1,19 @@
 import t from 'tap'
 import { securedApp, call, login, passwords, sessionCookie, ready, SECRET } from '../security/app.js'
-import { createKernelApp } from '../../src/index.js'
+import { createKernelApp } from '../../index.js'
 import { MemorySessionStore } from '../../src/session/memory-store.js'
 import type { SessionCollected } from '../../src/session/session-listeners.js'
+
+// what these tests keep in sessions, typed as an app declares its own (@fastify/session)
+declare module 'fastify' {
+  interface Session {
+    visits?: number
+    x?: unknown
+    cart?: unknown
+    _security_main?: unknown
+    flash?: unknown
+  }
+}
 
 t.test('lazy: a request that never writes to the session sets no cookie and stores nothing', async (t) => {
   const store = new MemorySessionStore()
@@ -192,7 +203,7 @@ t.test('a protected page with a form-login entry point redirects to the form and
 })
 
 t.test('session options are validated, naming each bad one', async (t) => {
-  const build = (session: Record<string, unknown>) => createKernelApp({ kernel: { session }, fastify: { logger: false } })
+  const build = (session: Record<string, unknown>) => createKernelApp({ kernel: { session: session as never }, fastify: { logger: false } })
   await t.rejects(build({ secret: 'short' }), { code: 'KERNEL_INVALID_OPTIONS', message: /"session\.secret" must be at least 32 characters/ })
   await t.rejects(build({}), { message: /"session\.secret" is required/ })
   await t.rejects(build({ secret: SECRET, cookie: { sameSite: 'sometimes' }, ttl: -1, colour: 'red' }), { message: /session\.cookie\.sameSite.*session\.ttl.*unknown option "session\.colour"|unknown option "session\.colour"/s })

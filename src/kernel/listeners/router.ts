@@ -14,15 +14,9 @@ import {
   ResourceNotFoundException,
   SuspiciousOperationException
 } from '../../errors/http-exceptions.js'
-import { KernelError } from '../../errors/kernel-errors.js'
 import { headerText } from '../../http/encoding.js'
+import { kKernelNotFound, kKernelRoute } from '../../symbols.js'
 
-/** Stamped on each route's config by the kernel's onRoute hook. */
-export const kKernelRoute = Symbol.for('fastify-kernel.route')
-/** Stamped on the config of the kernel's own not-found handler. */
-export const kKernelNotFound = Symbol.for('fastify-kernel.not-found')
-/** Stamped on the config of the kernel's own routes (the profiler's): matched, but left out of the route table */
-export const kKernelInternalRoute = Symbol.for('fastify-kernel.internal-route')
 
 type StampedConfig = { [kKernelRoute]?: RouteDefinition, [kKernelNotFound]?: boolean } | undefined
 
@@ -90,37 +84,65 @@ export function routeNotFound (request: FastifyRequest, context: KernelContext, 
   )
 }
 
+/** A readable name of a route handler: Symfony's `_controller`. */
+export function controllerName (handler: unknown): string {
+  // Fastify binds handlers to their instance: `bound home` is `home`
+  const name = typeof handler === 'function' ? handler.name.replace(/^bound /, '') : ''
+  return name === '' ? 'anonymous' : name
+}
+
+/**
+ * The definition of the route a request matched. Routes added after the kernel were stamped by
+ * its onRoute hook; one registered before it is learnt here, at its first request (its config
+ * object is the route's own, so the stamp stays).
+ */
+function matchedRoute (table: RouteTable, options: FastifyRequest['routeOptions']): RouteDefinition {
+  const config = options.config as unknown as StampedConfig & Record<string, unknown>
+  const stamped = config?.[kKernelRoute]
+  if (stamped !== undefined) return stamped
+  const method = options.method ?? 'GET'
+  const url = options.url ?? ''
+  const name = typeof config?.name === 'string' ? config.name : undefined
+  const learnt = table.adopt(method, url, name, controllerName(options.handler), config?.catchAll === true ? true : undefined) ??
+    // an explicit HEAD route, or the HEAD twin of a GET route not learnt yet
+    table.definitionOf('GET', url) ??
+    { index: -1, name: name ?? `head_${url}`, methods: ['HEAD'], url, controller: controllerName(options.handler), catchAll: false }
+  if (config !== undefined && config !== null) (config as Record<symbol, unknown>)[kKernelRoute] = learnt
+  return learnt
+}
+
 /**
  * The router listener of kernel.request (priority 32). Fastify has already matched the route;
- * this records the match as request attributes, or turns a miss into the routing error here,
- * so that later request listeners and any controller never run.
+ * this records the match as request attributes. A miss fails the stage here, as Symfony's
+ * RouterListener throws, so later request listeners (locale, firewall) and any controller never
+ * run; the not-found handler then answers it (`context.routingError`).
  */
 export function createRouterListener (table: RouteTable, debug: boolean) {
   return function router (event: RequestEvent): void {
     const { request, context } = event
     resolveRequestUri(request, context)
-    const config = request.routeOptions.config as StampedConfig
+    const options = request.routeOptions
     if (!request.is404 && !context.forcedMiss) {
-      const route = config?.[kKernelRoute]
-      if (route === undefined) {
-        throw new KernelError('KERNEL_ROUTE_BEFORE_KERNEL', `Route "${request.routeOptions.method} ${request.routeOptions.url}" was added before fastify-kernel was registered; register the kernel first (await app.register(kernel)) so that it sees every route.`)
-      }
+      const route = matchedRoute(table, options)
       context.attributes._route = route.name
       context.attributes._controller = route.controller
       context.attributes._route_params = request.params as Record<string, string>
       return
     }
     // a miss under an app's own not-found handler is that handler's to answer
-    if (!context.forcedMiss && config?.[kKernelNotFound] !== true) return
+    if (!context.forcedMiss && (options.config as StampedConfig)?.[kKernelNotFound] !== true) return
     const answer = routingFailure(table, request, context, debug)
     if (answer instanceof HttpException) {
+      // Fastify runs its not-found handler for a 404 only: a refused route (forcedMiss) has its
+      // own handler, so its error is answered with the other kernel.request failures
+      if (request.is404) context.routingError = answer
       event.fail(answer)
     } else if (request.is404 && context.routing?.kind === 'redirect') {
       // Symfony's redirectable matcher answers with a route match whose controller redirects:
       // later request listeners (locale, firewall) and the controller stages still run, and the
       // kernel's not-found handler, Fastify's controller for a miss, sends the redirect
       context.redirect = answer
-      context.attributes._route = context.routing.route.name
+      if (context.routing.route !== undefined) context.attributes._route = context.routing.route.name
       context.attributes._controller = 'redirect'
       context.attributes._route_params = context.routing.params as Record<string, string>
     } else {

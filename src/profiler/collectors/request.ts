@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import { parseCookie } from 'cookie'
+import { fastifyCookie } from '@fastify/cookie'
 import type { KernelContext } from '../../kernel/context.js'
 import type { RequestData } from '../profile.js'
 import type { Redactor } from '../redact.js'
@@ -21,7 +21,7 @@ function cookies (request: FastifyRequest, redactor: Redactor): Array<[string, s
   const header = request.headers.cookie
   if (typeof header !== 'string' || header === '') return []
   let parsed: Record<string, string | undefined>
-  try { parsed = parseCookie(header) } catch { return [] }
+  try { parsed = fastifyCookie.parse(header) } catch { return [] }
   // cookie values are credentials more often than not (session ids): only names matching
   // nothing secret keep their value
   return Object.entries(parsed).slice(0, MAX_HEADERS).map(([name, value]) => [name, redactor.isSecret(name) || /sess|sid|auth|remember/i.test(name) ? REDACTED : truncate(value ?? '')])

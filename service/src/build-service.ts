@@ -1,7 +1,17 @@
-import type { FastifyInstance } from 'fastify'
-import { createKernelApp } from '../../plugins/create-app.js'
-import type { ServiceEnv } from '../config/env.js'
+import type { FastifyInstance, FastifyServerOptions } from 'fastify'
+import { createKernelApp } from 'fastify-kernel'
+import type { ServiceEnv } from './env.js'
 import { exampleRequestServices, registerExampleRoutes } from './example-app.js'
+
+/**
+ * `TRUST_PROXY=2` means two proxies in front of the service, as Express counts hops. Fastify 5
+ * refuses a bare number (it trusts nothing for it), so the count becomes proxy-addr's function
+ * form: the nearest `hops` addresses are proxies, whoever they are.
+ */
+export function fastifyTrustProxy (value: ServiceEnv['TRUST_PROXY']): FastifyServerOptions['trustProxy'] {
+  if (typeof value !== 'number') return value
+  return (_address: string, hop: number) => hop < value
+}
 
 /** The standalone service: the kernel plugin with the example application, configured from env. */
 export async function buildService (env: ServiceEnv, overrides: { logger?: boolean } = {}): Promise<FastifyInstance> {
@@ -26,8 +36,7 @@ export async function buildService (env: ServiceEnv, overrides: { logger?: boole
         ...(env.PROFILER_ALLOWED_NETWORKS.length > 0 ? { allowedNetworks: env.PROFILER_ALLOWED_NETWORKS } : {})
       }
     },
-    // a hop count is valid at run time (proxy-addr) though Fastify's types omit it
-    fastify: { logger, trustProxy: env.TRUST_PROXY as boolean | string }
+    fastify: { logger, trustProxy: fastifyTrustProxy(env.TRUST_PROXY) }
   })
   for (const note of services.notes) app.log[note.level](note.message)
   registerExampleRoutes(app)

@@ -3,9 +3,9 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { resolve } from 'node:path'
 
-import { buildOnce, root } from '../build-once.js'
+import { buildOnce, root } from '../../test/build-once.js'
 
-const main = resolve(root, 'dist/src/service/main.js')
+const main = resolve(root, 'service/dist/main.js')
 
 // the service runs from the compiled output, as `npm start` does
 buildOnce()
@@ -44,7 +44,7 @@ t.test('debug in prod is refused at start with the reason', async (t) => {
   child.stderr.on('data', (chunk: Buffer) => { errors += chunk.toString() })
   const [code] = await once(child, 'exit')
   t.equal(code, 1)
-  t.match(errors, 'refusing to start with APP_DEBUG=true in APP_ENV=prod')
+  t.match(errors, 'refusing to start with APP_DEBUG on in APP_ENV=prod')
 })
 
 t.test('prod without a session secret is refused with the reason', async (t) => {

@@ -1,6 +1,5 @@
-import { KernelError } from '../errors/kernel-errors.js'
-import { MIN_SECRET_LENGTH } from '../session/options.js'
-import { parsePasswordHash } from '../security/password-hasher.js'
+import { MIN_SECRET_LENGTH, parsePasswordHash } from 'fastify-kernel'
+import { ServiceConfigError } from './errors.js'
 
 /** The service's session, locale and security settings (see `.env.example`). */
 export interface RequestServicesEnv {
@@ -23,7 +22,7 @@ export const requestServicesSchema = {
 } as const
 
 function invalid (message: string): never {
-  throw new KernelError('KERNEL_INVALID_ENV', `fastify-kernel: invalid environment: ${message}`)
+  throw new ServiceConfigError(message)
 }
 
 const LOCALE = /^[A-Za-z]{2,3}([_-][A-Za-z0-9]{2,8}){0,3}$/

@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
-import { escapeHtml } from '../http/encoding.js'
-import type { KernelOptions } from '../config/options.js'
-import type { ServiceEnv } from '../config/env.js'
-import { hashPassword } from '../security/password-hasher.js'
-import { hashToken } from '../security/security.js'
+import escapeHtml from 'escape-html'
+import { hashPassword, hashToken } from 'fastify-kernel'
+import type { KernelOptions } from 'fastify-kernel'
+import type { ServiceEnv } from './env.js'
 
 const HOME_LINKS: Array<[string, string]> = [
   ['/hello/world', 'a matched route with a parameter'],
@@ -122,6 +121,9 @@ export async function exampleRequestServices (env: ServiceEnv): Promise<{ option
   }
 }
 
+/** the page language when the request has no locale */
+const DEFAULT_LANG = 'en'
+
 const PAGE_STYLE = '<style>body{font:16px/1.6 system-ui,sans-serif;margin:40px;max-width:720px}label{display:block;margin:8px 0}input{font:inherit}.error{color:#b00}</style>'
 
 function page (title: string, body: string, lang: string): string {
@@ -134,7 +136,7 @@ function registerSecurityExamples (app: FastifyInstance): void {
     const user = request.security?.user
     return reply.type('text/html; charset=utf-8').send(page('Admin', `<h1>Admin area</h1>
 <p>Hello ${escapeHtml(user?.username ?? '')} (${escapeHtml(request.security?.roles.join(', ') ?? '')}), authenticated by ${escapeHtml(request.security?.authenticator ?? '')}.</p>
-<p><a href="/logout">Log out</a> · <a href="/">Home</a></p>`, request.locale))
+<p><a href="/logout">Log out</a> · <a href="/">Home</a></p>`, request.locale ?? DEFAULT_LANG))
   })
 
   app.get('/login', { config: { name: 'login' } }, async function loginForm (request, reply) {
@@ -148,7 +150,7 @@ ${failed ? '<p class="error">Invalid credentials.</p>' : ''}
 <label>Password <input name="_password" type="password" autocomplete="current-password" required></label>
 <button type="submit">Log in</button>
 </form>
-<p>Demo users (dev): admin/admin, user/user. <a href="/">Home</a></p>`, request.locale))
+<p>Demo users (dev): admin/admin, user/user. <a href="/">Home</a></p>`, request.locale ?? DEFAULT_LANG))
   })
 
   app.get('/profile', { config: { name: 'profile', isGranted: 'ROLE_USER' } }, async function profile (request) {

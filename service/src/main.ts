@@ -1,5 +1,5 @@
 import closeWithGrace from 'close-with-grace'
-import { loadServiceEnv } from '../config/env.js'
+import { loadServiceEnv } from './env.js'
 import { buildService } from './build-service.js'
 
 let env

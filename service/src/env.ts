@@ -1,5 +1,6 @@
 import envSchema from 'env-schema'
-import { KernelError } from '../errors/kernel-errors.js'
+import { booleanFromEnv } from 'fastify-kernel'
+import { ServiceConfigError } from './errors.js'
 import type { RequestServicesEnv } from './request-services-env.js'
 import { requestServicesSchema, resolveRequestServicesEnv } from './request-services-env.js'
 
@@ -14,7 +15,7 @@ export interface ServiceEnv extends RequestServicesEnv {
   PORT: number
   /** Fastify's trustProxy: false, true, a hop count or a list of addresses/CIDRs */
   TRUST_PROXY: boolean | number | string
-  LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+  LOG_LEVEL: typeof LOG_LEVELS[number]
   /** the profiler's storage (debug only): `file` (default) or `memory` */
   PROFILER_STORAGE: 'file' | 'memory'
   /** folder of the profiler's file storage */
@@ -26,16 +27,19 @@ export interface ServiceEnv extends RequestServicesEnv {
   PROFILER_ALLOWED_NETWORKS: string[]
 }
 
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+
 const schema = {
   type: 'object',
   properties: {
     APP_ENV: { type: 'string', enum: ['dev', 'prod', 'test'], default: 'dev' },
-    APP_DEBUG: { type: 'boolean' },
-    APP_FORCE_DEBUG: { type: 'boolean', default: false },
+    // strings: the spellings are read by booleanFromEnv, the plugin's own reader
+    APP_DEBUG: { type: 'string' },
+    APP_FORCE_DEBUG: { type: 'string' },
     HOST: { type: 'string', minLength: 1, default: '127.0.0.1' },
     PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 8000 },
     TRUST_PROXY: { type: 'string', default: 'false' },
-    LOG_LEVEL: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' },
+    LOG_LEVEL: { type: 'string', enum: LOG_LEVELS, default: 'info' },
     ...requestServicesSchema,
     PROFILER_STORAGE: { type: 'string', enum: ['file', 'memory'], default: 'file' },
     PROFILER_DIR: { type: 'string', minLength: 1, default: 'var/profiler' },
@@ -45,30 +49,59 @@ const schema = {
   }
 }
 
-function parseTrustProxy (value: string): boolean | number | string {
-  const v = value.trim().toLowerCase()
-  if (v === 'false' || v === '0' || v === '') return false
-  if (v === 'true') return true
-  if (/^\d+$/.test(v)) return Number(v)
-  return value.trim()
+/**
+ * `TRUST_PROXY`: `false`/`true` (any boolean spelling), a hop count (`1`: the nearest proxy is
+ * trusted, whoever it is, as Express counts hops; Fastify itself refuses a bare number), or
+ * addresses and CIDRs.
+ */
+export function parseTrustProxy (value: string): ServiceEnv['TRUST_PROXY'] {
+  const v = value.trim()
+  if (/^\d+$/.test(v)) {
+    const hops = Number(v)
+    return hops === 0 ? false : hops
+  }
+  try {
+    return booleanFromEnv(v, 'TRUST_PROXY')
+  } catch {
+    return v
+  }
+}
+
+/** ajv's errors, each naming its variable and, for a choice, the values it accepts. */
+function envProblems (error: unknown): string {
+  const errors = (error as { errors?: Array<{ instancePath: string, keyword: string, message?: string, params: Record<string, unknown> }> }).errors
+  if (errors === undefined) return (error as Error).message
+  return errors.map((e) => {
+    const name = e.instancePath.replace(/^\//, '')
+    if (e.keyword === 'enum') return `${name} must be one of ${(e.params.allowedValues as string[]).join(', ')}`
+    return `${name} ${e.message ?? 'is invalid'}`
+  }).join('; ')
+}
+
+function flag (raw: Record<string, unknown>, name: string, fallback: boolean): boolean {
+  try {
+    return booleanFromEnv(raw[name] as string | undefined, name, fallback)
+  } catch (error) {
+    throw new ServiceConfigError((error as Error).message)
+  }
 }
 
 /**
  * Validates the environment (env-schema: ajv with coercion, `.env` through dotenv) and applies
- * the service's rules. Throws a KernelError naming every bad variable.
+ * the service's rules. Throws a ServiceConfigError naming every bad variable.
  */
 export function loadServiceEnv (data: Record<string, string | undefined> = process.env, dotenv = true): ServiceEnv {
   let raw: Record<string, unknown>
   try {
     raw = envSchema({ schema, data, dotenv }) as Record<string, unknown>
   } catch (error) {
-    throw new KernelError('KERNEL_INVALID_ENV', `fastify-kernel: invalid environment: ${(error as Error).message}`, { cause: error })
+    throw new ServiceConfigError(envProblems(error), { cause: error })
   }
   const appEnv = raw.APP_ENV as ServiceEnv['APP_ENV']
   const env: Omit<ServiceEnv, keyof RequestServicesEnv> = {
     APP_ENV: appEnv,
-    APP_DEBUG: (raw.APP_DEBUG as boolean | undefined) ?? appEnv === 'dev',
-    APP_FORCE_DEBUG: raw.APP_FORCE_DEBUG as boolean,
+    APP_DEBUG: flag(raw, 'APP_DEBUG', appEnv === 'dev'),
+    APP_FORCE_DEBUG: flag(raw, 'APP_FORCE_DEBUG', false),
     HOST: raw.HOST as string,
     PORT: raw.PORT as number,
     TRUST_PROXY: parseTrustProxy(raw.TRUST_PROXY as string),
@@ -80,7 +113,7 @@ export function loadServiceEnv (data: Record<string, string | undefined> = proce
     PROFILER_ALLOWED_NETWORKS: (raw.PROFILER_ALLOWED_NETWORKS as string).split(',').map((cidr) => cidr.trim()).filter((cidr) => cidr !== '')
   }
   if (env.APP_ENV === 'prod' && env.APP_DEBUG && !env.APP_FORCE_DEBUG) {
-    throw new KernelError('KERNEL_INVALID_ENV', 'fastify-kernel: refusing to start with APP_DEBUG=true in APP_ENV=prod: debug mode shows stack traces, request headers and the profiler to anyone who can reach the service. Set APP_DEBUG=false, or APP_FORCE_DEBUG=true if you really mean it.')
+    throw new ServiceConfigError('refusing to start with APP_DEBUG on in APP_ENV=prod: debug mode shows stack traces, request headers and the profiler to anyone who can reach the service. Set APP_DEBUG=0, or APP_FORCE_DEBUG=1 if you really mean it.')
   }
   return { ...env, ...resolveRequestServicesEnv(raw, appEnv) }
 }

@@ -2,8 +2,8 @@ import t from 'tap'
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { loadServiceEnv } from '../../src/config/env.js'
-import { buildService } from '../../src/service/build-service.js'
+import { loadServiceEnv } from '../src/env.js'
+import { buildService } from '../src/build-service.js'
 
 t.test('profiler env variables are read and validated', async (t) => {
   const env = loadServiceEnv({ PROFILER_STORAGE: 'memory', PROFILER_DIR: '/tmp/p', PROFILER_MAX_PROFILES: '50', PROFILER_MAX_AGE: '3600', PROFILER_ALLOWED_NETWORKS: '10.0.0.0/8, 127.0.0.1' }, false)

@@ -1,7 +1,7 @@
 import t from 'tap'
-import { loadServiceEnv } from '../../src/config/env.js'
-import { buildService } from '../../src/service/build-service.js'
-import { DEMO_API_TOKEN } from '../../src/service/example-app.js'
+import { loadServiceEnv } from '../src/env.js'
+import { buildService } from '../src/build-service.js'
+import { DEMO_API_TOKEN } from '../src/example-app.js'
 
 const basic = (u: string, p: string) => 'Basic ' + Buffer.from(`${u}:${p}`).toString('base64')
 

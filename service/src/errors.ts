@@ -1,0 +1,9 @@
+/** A setting of the service (environment, `.env`) that it cannot start with. */
+export class ServiceConfigError extends Error {
+  readonly code = 'SERVICE_INVALID_ENV'
+
+  constructor (message: string, options?: { cause?: unknown }) {
+    super(`fastify-kernel service: invalid environment: ${message}`, options)
+    this.name = 'ServiceConfigError'
+  }
+}

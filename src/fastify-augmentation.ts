@@ -1,0 +1,53 @@
+/**
+ * What the kernel adds to Fastify's types, in one place, loaded by the package entry so that
+ * every app that imports `fastify-kernel` sees it. `request.session` comes with
+ * @fastify/session's own types, which the entry re-exports.
+ */
+import type { Kernel } from './kernel/kernel.js'
+import type { KernelContext } from './kernel/context.js'
+import type { RequestSecurity } from './security/request-security.js'
+import type { IsGrantedCheck } from './security/access-decision.js'
+import type { Profiler } from './profiler/profiler.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** the kernel: stage listeners, the route table, `notFound()` and `handleException()` */
+    kernel: Kernel
+    /** the web profiler, when it is on (debug mode) */
+    kernelProfiler?: Profiler
+  }
+
+  interface FastifyRequest {
+    /** the kernel's view of this request: attributes, trace, exception (null before kernel.request) */
+    kernel: KernelContext | null
+    /** the request's firewall, user and `isGranted()` (`security` option); null without it */
+    security: RequestSecurity | null
+    /**
+     * the request's locale (`locale` option): from the route's `_locale`, `Accept-Language` or
+     * the default; undefined without the option
+     */
+    locale?: string
+    /**
+     * @fastify/flash (`session` option): adds a flash message. Typed here, identically to
+     * @fastify/flash, whose own typings need @fastify/secure-session
+     */
+    flash: (this: FastifyRequest, type: string, ...message: string[] | [string[]]) => number
+  }
+
+  interface FastifyReply {
+    /** @fastify/flash (`session` option): reads and clears the flash messages */
+    flash: (this: FastifyReply, type?: string) => { [k: string]: string[] } | string[]
+  }
+
+  interface FastifyContextConfig {
+    /** the route's name, Symfony's `_route` (default: made from the methods and the URL) */
+    name?: string
+    /** access check run before the controller: a role, roles (any of them), or a function */
+    isGranted?: IsGrantedCheck
+    /**
+     * a catch-all that is not a resource (a CORS preflight handler, an SPA fallback): it never
+     * turns a miss into a 405 and never appears in `Allow`. OPTIONS-only wildcards are by default
+     */
+    catchAll?: boolean
+  }
+}

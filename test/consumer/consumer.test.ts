@@ -1,0 +1,169 @@
+/**
+ * The package as a new user gets it: `npm pack`, installed into a fresh TypeScript app next to
+ * the real @fastify/cors, helmet, cookie, swagger and swagger-ui from the registry, compiled under
+ * `strict` with `skipLibCheck: false`, then exercised in both registration orders.
+ */
+import t from 'tap'
+import { execFileSync } from 'node:child_process'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import type { FastifyInstance } from 'fastify'
+import semver from 'semver'
+import { buildOnce, root } from '../build-once.js'
+
+interface NpmTree { path?: string, dependencies?: Record<string, NpmTree> }
+
+/** The folder of every package below a node of `npm ls --json --long`. */
+function packagesOf (node: NpmTree | undefined, found = new Set<string>()): Set<string> {
+  for (const child of Object.values(node?.dependencies ?? {})) {
+    if (child.path === undefined || found.has(child.path)) continue
+    found.add(child.path)
+    packagesOf(child, found)
+  }
+  return found
+}
+
+const fixture = resolve(import.meta.dirname, 'fixture')
+const work = mkdtempSync(join(tmpdir(), 'kernel-consumer-'))
+t.teardown(() => rmSync(work, { recursive: true, force: true }))
+const run = (command: string, args: string[], cwd: string): string =>
+  execFileSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_update_notifier: 'false' } })
+
+/** The first ```ts block of the README's "Use it in your app" section. */
+function readmeSnippet (): string {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8')
+  const section = readme.slice(readme.indexOf('## Use it in your app'))
+  const match = /```ts\n([\s\S]*?)```/.exec(section)
+  if (match === null) throw new Error('README: no ts snippet under "Use it in your app"')
+  return match[1]
+}
+
+buildOnce()
+run('npm', ['pack', '--ignore-scripts', '--pack-destination', work, '--silent'], root)
+const tarball = join(work, readdirSync(work).find((f) => f.endsWith('.tgz'))!)
+const app = join(work, 'app')
+cpSync(fixture, app, { recursive: true, filter: (source) => !source.includes('node_modules') && !source.includes('/dist') })
+writeFileSync(join(app, 'src', 'readme-snippet.ts'), '// the README\'s plugin snippet, verbatim\n' + readmeSnippet())
+run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--no-save', tarball], app)
+
+t.test('the package: a plugin with fastify as a peer, no service, a licence, links that resolve', async (t) => {
+  const manifest = JSON.parse(readFileSync(join(app, 'node_modules/fastify-kernel/package.json'), 'utf8'))
+  t.equal(manifest.peerDependencies?.fastify, '^5.5.0')
+  t.notOk(manifest.dependencies?.fastify, 'fastify is not a dependency: one copy, the app\'s')
+  for (const serviceOnly of ['pino-pretty', 'env-schema', 'dotenv', 'close-with-grace']) t.notOk(manifest.dependencies?.[serviceOnly], `${serviceOnly} belongs to the service`)
+  t.equal(manifest.bin?.['fastify-kernel'], './dist/cli/bin.js')
+  const installed = join(app, 'node_modules/fastify-kernel')
+  t.ok(existsSync(join(installed, 'LICENSE')))
+  t.notOk(existsSync(join(installed, 'dist/service')), 'the example service is not shipped')
+  t.notOk(existsSync(join(installed, 'service')), 'the example service is not shipped')
+  t.notOk(readdirSync(join(app, 'node_modules')).includes('pino-pretty'), 'no service dependency is installed')
+  t.equal(readdirSync(join(app, 'node_modules/fastify-kernel/node_modules')).includes('fastify'), false, 'no second fastify')
+
+  // every package the plugin brings supports the Node it says it runs on (`engines` does not lie)
+  const tree = JSON.parse(run('npm', ['ls', '--all', '--json', '--long', '--omit=dev'], app)) as NpmTree
+  const brought = packagesOf(tree.dependencies?.['fastify-kernel'])
+  t.ok(brought.size > 5, `${brought.size} packages come with the plugin`)
+  const oldest = semver.minVersion(manifest.engines.node)!.version
+  for (const folder of brought) {
+    const { name, engines } = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')) as { name: string, engines?: { node?: string } }
+    if (engines?.node !== undefined && !semver.satisfies(oldest, engines.node)) t.fail(`${name} needs Node ${engines.node}, the package says ${manifest.engines.node}`)
+  }
+
+  // README links point at files inside the package
+  const readme = readFileSync(join(installed, 'README.md'), 'utf8')
+  for (const [, target] of readme.matchAll(/\]\(((?!https?:|#|mailto:)[^)\s]+)\)/g)) {
+    const file = target.split('#')[0]
+    t.ok(existsSync(join(installed, file)), `README link ${target} resolves in the package`)
+  }
+  // source maps carry their sources: no map names a file the package does not have
+  const maps = readdirSync(join(installed, 'dist'), { recursive: true }).map(String).filter((f) => f.endsWith('.js.map'))
+  t.ok(maps.length > 0)
+  for (const map of maps) {
+    const parsed = JSON.parse(readFileSync(join(installed, 'dist', map), 'utf8')) as { sources: string[], sourcesContent?: Array<string | null> }
+    const embedded = parsed.sourcesContent?.length === parsed.sources.length && parsed.sourcesContent.every((s) => typeof s === 'string')
+    if (!embedded) t.fail(`${map} names sources it does not carry`)
+  }
+})
+
+t.test('the app compiles under strict with skipLibCheck off; typos are type errors', async (t) => {
+  const tsc = join(root, 'node_modules/typescript/bin/tsc')
+  let output = ''
+  try {
+    output = run(process.execPath, [tsc, '-p', app], app)
+  } catch (error) {
+    output = String((error as { stdout?: string }).stdout ?? error)
+  }
+  t.equal(output.trim(), '', 'tsc reports nothing (an unused @ts-expect-error would be reported too)')
+  t.ok(existsSync(join(app, 'dist/app.js')))
+})
+
+interface ConsumerModule { build: (order: 'kernel first' | 'kernel last', debug: boolean) => Promise<FastifyInstance> }
+const host = 'consumer.test'
+const origin = 'https://front.test'
+
+for (const order of ['kernel first', 'kernel last'] as const) {
+  t.test(`${order}: exact routing errors among the ecosystem's plugins`, async (t) => {
+    const { build } = await import(pathToFileURL(join(app, 'dist/app.js')).href) as ConsumerModule
+    const debug = await build(order, true)
+    const prod = await build(order, false)
+    t.teardown(async () => { await debug.close(); await prod.close() })
+
+    const miss = await debug.inject({ url: '/nope', headers: { host, origin, accept: 'application/json', referer: 'https://front.test/page' } })
+    t.equal(miss.statusCode, 404)
+    t.equal(miss.json().detail, 'No route found for "GET http://consumer.test/nope" (from "https://front.test/page")')
+    const put = await debug.inject({ method: 'PUT', url: '/items', headers: { host, origin, accept: 'application/json' } })
+    t.equal(put.statusCode, 405)
+    t.equal(put.headers.allow, 'GET, POST', 'no OPTIONS from the preflight route')
+    t.equal(put.json().detail, 'No route found for "PUT http://consumer.test/items": Method Not Allowed (Allow: GET, POST)')
+    const slash = await prod.inject({ url: '/blog?page=2', headers: { host, origin } })
+    t.equal(slash.statusCode, 301)
+    t.equal(slash.headers.location, 'http://consumer.test/blog/?page=2')
+
+    for (const res of [miss, put, slash, await prod.inject({ url: '/nope', headers: { host, origin, accept: 'text/html' } })]) {
+      t.equal(res.headers['x-content-type-options'], 'nosniff', `${res.statusCode}: helmet's header`)
+      t.match(res.headers['content-security-policy'], /default-src 'self'/, `${res.statusCode}: helmet's CSP`)
+      t.equal(res.headers['access-control-allow-origin'], origin, `${res.statusCode}: cors's header`)
+      t.equal(res.headers['x-consumer-listener'], 'kernel.response', `${res.statusCode}: the app's kernel.response listener`)
+    }
+    const page = await prod.inject({ url: '/nope', headers: { host, origin, accept: 'text/html' } })
+    t.match(page.body, 'Oops! An Error Occurred')
+    const vary = String(page.headers.vary).toLowerCase().split(/\s*,\s*/)
+    t.ok(vary.includes('origin') && vary.includes('accept'), `Vary has Origin and Accept: ${String(page.headers.vary)}`)
+
+    const preflight = await prod.inject({ method: 'OPTIONS', url: '/items', headers: { host, origin, 'access-control-request-method': 'POST' } })
+    t.equal(preflight.statusCode, 204)
+    const docs = await prod.inject({ url: '/documentation/json', headers: { host } })
+    t.equal(docs.statusCode, 200)
+    t.ok(docs.json().paths['/items'], 'swagger documents the app routes')
+    t.notOk(Object.keys(docs.json().paths).some((path: string) => path.startsWith('/_profiler')), 'and never the profiler')
+    const invalid = await prod.inject({ method: 'POST', url: '/items', headers: { host, accept: 'application/json' }, payload: { nope: true } })
+    t.equal(invalid.statusCode, 400)
+    const created = await prod.inject({ method: 'POST', url: '/items', headers: { host }, payload: { name: 'x' } })
+    t.same(created.json(), { created: 'x' })
+
+    const whoami = await prod.inject({ url: '/whoami', headers: { host, 'accept-language': 'fr-CH' } })
+    t.same(whoami.json(), { locale: 'fr', route: 'get_whoami', user: null })
+    const admin = await prod.inject({ url: '/admin', headers: { host } })
+    t.equal(admin.statusCode, 401)
+    t.equal(admin.headers['www-authenticate'], 'Basic realm="Consumer"')
+    t.equal(admin.headers['x-content-type-options'], 'nosniff', 'the firewall\'s answer keeps helmet\'s headers too')
+    const authorized = await prod.inject({ url: '/admin', headers: { host, authorization: 'Basic ' + Buffer.from('admin:admin').toString('base64') } })
+    t.same(authorized.json(), { user: 'admin' })
+    t.equal((await prod.inject({ url: '/api/users/7', headers: { host } })).json().id, '7')
+  })
+}
+
+t.test("the README's plugin snippet compiled and runs", async (t) => {
+  const compiled = join(app, 'dist/readme-snippet.js')
+  t.ok(existsSync(compiled))
+  mkdirSync(dirname(compiled), { recursive: true })
+  const module = await import(pathToFileURL(compiled).href) as { app?: FastifyInstance }
+  t.ok(module.app, 'the snippet exports its app')
+  if (module.app === undefined) return
+  await module.app.ready()
+  t.equal((await module.app.inject({ url: '/hello/reader' })).statusCode, 200)
+  t.equal((await module.app.inject({ method: 'DELETE', url: '/hello/reader' })).statusCode, 405)
+  await module.app.close()
+})
