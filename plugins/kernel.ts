@@ -15,7 +15,9 @@ import { installLifecycle } from './lifecycle.js'
 import { installBodyTimeout } from './body-timeout.js'
 import { createTemplateRenderer } from './views.js'
 import { registerProfiler } from './profiler.js'
-import { registerRequestServices, registerSession } from './request-services.js'
+import { registerSession } from './session.js'
+import { registerLocale } from './locale.js'
+import { registerSecurityServices } from './security.js'
 import '../src/fastify-augmentation.js'
 
 type RouteConfig = Record<string | symbol, unknown>
@@ -88,7 +90,8 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
   installBodyTimeout(app, kernel, options.bodyTimeout)
 
   // optional features, each a plugin of its own wired to the kernel's stages as listeners
-  await registerRequestServices(app, kernel, options, sessionCookie)
+  registerLocale(app, kernel, options)
+  await registerSecurityServices(app, kernel, options, sessionCookie)
   await registerProfiler(app, kernel, options)
 
   if (options.notFoundHandler) {

@@ -26,6 +26,8 @@ export const Priority = {
   ACCESS_CHECK: 0,
   EXCEPTION_LOGGER: 0,
   ERROR_CONTROLLER: -128,
+  /** request features leave their data for the profiler before it collects */
+  COLLECT: -64,
   PROFILER: -100,
   ROBOTS: -255,
   PROFILE_SAVE: -1024

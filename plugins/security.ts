@@ -1,26 +1,9 @@
-/**
- * The request stage's services, each a thin wiring of `src/session`, `src/locale` and
- * `src/security` to the kernel's stages:
- *
- *   kernel.request     session (128) · locale default (100) · [router 32] · locale from `_locale` (16) · firewall (8)
- *   kernel.controller_arguments   route access checks (`config.isGranted`, 0)
- *   kernel.exception   security: auth errors → 401 challenge / 403 (1, before logger and error controller)
- *   kernel.response    session and locale data for the profiler, `Content-Language`
- */
-import { createRequire } from 'node:module'
-import type { FastifyInstance, FastifyPluginCallback } from 'fastify'
-import fastifyCookie from '@fastify/cookie'
-import fastifySession from '@fastify/session'
+import type { FastifyInstance } from 'fastify'
 import fastifyFormbody from '@fastify/formbody'
 import type { Kernel } from '../src/kernel/kernel.js'
 import type { ResolvedKernelOptions } from '../src/config/options.js'
 import { Priority, Stage } from '../src/kernel/stages.js'
 import { KernelError } from '../src/errors/kernel-errors.js'
-import { resolveSessionOptions } from '../src/session/options.js'
-import { MemorySessionStore } from '../src/session/memory-store.js'
-import { createSessionCollector, createSessionListener } from '../src/session/session-listeners.js'
-import { resolveLocaleOptions } from '../src/locale/options.js'
-import { contentLanguage, createDefaultLocaleListener, createRouteLocaleListener } from '../src/locale/locale-listeners.js'
 import { resolveSecurityOptions } from '../src/security/options.js'
 import type { ResolvedFirewall } from '../src/security/options.js'
 import { Security } from '../src/security/security.js'
@@ -28,65 +11,20 @@ import { createFirewallListener } from '../src/security/firewall-listener.js'
 import { createSecurityExceptionListener } from '../src/security/exception-listener.js'
 import { accessCheck, isGrantedCheck } from '../src/security/access-check.js'
 import { checkFormLogin, logout } from '../src/security/form-login.js'
-
-// required, not imported: @fastify/flash's typings need @fastify/secure-session's, and they
-// would clash with the kernel's own typing of request.flash / reply.flash (fastify-augmentation)
-const fastifyFlash = createRequire(import.meta.url)('@fastify/flash') as FastifyPluginCallback
+import type { SessionCookie } from './session.js'
 
 /** Symfony's security ExceptionListener priority: before the logger (0) and the error controller. */
 const SECURITY_EXCEPTION_PRIORITY = 1
-/** Data for the profiler is complete before it collects (-100). */
-const COLLECT_PRIORITY = -64
 
 /**
- * Sessions: @fastify/cookie, @fastify/session and @fastify/flash. Called by the kernel BEFORE it
- * installs its own onRequest hook: @fastify/session loads the session in an onRequest hook of
- * its own, which must run before kernel.request so that the session is there at priority 128
- * (and for the firewall at 8). Its onSend hook, likewise first, has saved the session and set
- * the cookie before kernel.response runs. Returns the session cookie, or null when sessions are off.
+ * The firewall (kernel.request, 8), route access checks (kernel.controller_arguments, 0) and
+ * the security exception listener (kernel.exception, 1). `request.security` is typed on every
+ * request (null without the security option), so route checks and controllers can read it.
  */
-export async function registerSession (app: FastifyInstance, kernel: Kernel, options: ResolvedKernelOptions): Promise<SessionCookie | null> {
-  if (options.session === undefined) return null
-  const session = resolveSessionOptions(options.session)
-  const signer = new fastifyCookie.Signer(session.secrets, 'sha256')
-  const store = session.store ?? new MemorySessionStore({ maxSessions: session.maxSessions, ttlSeconds: session.ttl })
-
-  if (!app.hasDecorator('parseCookie')) await app.register(fastifyCookie, { hook: 'onRequest' })
-  await app.register(fastifySession, {
-    secret: signer,
-    cookieName: session.cookieName,
-    store: store as never,
-    // lazy: a session nobody wrote to is never stored and gets no cookie
-    saveUninitialized: false,
-    // the cookie has no expiry of its own (idle expiry is the store's): no need to resend it
-    rolling: false,
-    cookie: session.cookie
-  })
-  await app.register(fastifyFlash)
-
-  kernel.on(Stage.REQUEST, createSessionListener(session.cookieName, (value) => signer.unsign(value)), { priority: Priority.SESSION, name: 'session' })
-  kernel.on(Stage.RESPONSE, createSessionCollector(session.cookieName), { priority: COLLECT_PRIORITY, name: 'session collector' })
-  return { name: session.cookieName, path: session.cookie.path, ...(session.cookie.domain === undefined ? {} : { domain: session.cookie.domain }) }
-}
-
-export interface SessionCookie { name: string, path: string, domain?: string }
-
-/** Locale, firewall and route access checks; after the kernel's lifecycle is installed. */
-export async function registerRequestServices (app: FastifyInstance, kernel: Kernel, options: ResolvedKernelOptions, sessionCookie: SessionCookie | null): Promise<void> {
-  // typed on every request (null without the security option), so route checks and controllers can read it
+export async function registerSecurityServices (app: FastifyInstance, kernel: Kernel, options: ResolvedKernelOptions, sessionCookie: SessionCookie | null): Promise<void> {
   app.decorateRequest('security', null)
-  registerLocale(app, kernel, options)
   registerAccessChecks(app, kernel)
   if (options.security !== undefined) await registerSecurity(app, kernel, options, sessionCookie)
-}
-
-function registerLocale (app: FastifyInstance, kernel: Kernel, options: ResolvedKernelOptions): void {
-  if (options.locale === undefined) return
-  const locale = resolveLocaleOptions(options.locale)
-  app.decorateRequest('locale', locale.default)
-  kernel.on(Stage.REQUEST, createDefaultLocaleListener(locale), { priority: Priority.LOCALE_DEFAULT, name: 'locale default' })
-  kernel.on(Stage.REQUEST, createRouteLocaleListener(locale), { priority: Priority.LOCALE_FROM_ROUTE, name: 'locale from route' })
-  if (locale.contentLanguage) kernel.on(Stage.RESPONSE, contentLanguage, { priority: COLLECT_PRIORITY, name: 'content language' })
 }
 
 /**

@@ -1,0 +1,47 @@
+import { createRequire } from 'node:module'
+import type { FastifyInstance, FastifyPluginCallback } from 'fastify'
+import fastifyCookie from '@fastify/cookie'
+import fastifySession from '@fastify/session'
+import type { Kernel } from '../src/kernel/kernel.js'
+import type { ResolvedKernelOptions } from '../src/config/options.js'
+import { Priority, Stage } from '../src/kernel/stages.js'
+import { resolveSessionOptions } from '../src/session/options.js'
+import { MemorySessionStore } from '../src/session/memory-store.js'
+import { createSessionCollector, createSessionListener } from '../src/session/session-listeners.js'
+
+// required, not imported: @fastify/flash's typings need @fastify/secure-session's, and they
+// would clash with the kernel's own typing of request.flash / reply.flash (fastify-augmentation)
+const fastifyFlash = createRequire(import.meta.url)('@fastify/flash') as FastifyPluginCallback
+
+/**
+ * Sessions: @fastify/cookie, @fastify/session and @fastify/flash. Called by the kernel BEFORE it
+ * installs its own onRequest hook: @fastify/session loads the session in an onRequest hook of
+ * its own, which must run before kernel.request so that the session is there at priority 128
+ * (and for the firewall at 8). Its onSend hook, likewise first, has saved the session and set
+ * the cookie before kernel.response runs. Returns the session cookie, or null when sessions are off.
+ */
+export async function registerSession (app: FastifyInstance, kernel: Kernel, options: ResolvedKernelOptions): Promise<SessionCookie | null> {
+  if (options.session === undefined) return null
+  const session = resolveSessionOptions(options.session)
+  const signer = new fastifyCookie.Signer(session.secrets, 'sha256')
+  const store = session.store ?? new MemorySessionStore({ maxSessions: session.maxSessions, ttlSeconds: session.ttl })
+
+  if (!app.hasDecorator('parseCookie')) await app.register(fastifyCookie, { hook: 'onRequest' })
+  await app.register(fastifySession, {
+    secret: signer,
+    cookieName: session.cookieName,
+    store: store as never,
+    // lazy: a session nobody wrote to is never stored and gets no cookie
+    saveUninitialized: false,
+    // the cookie has no expiry of its own (idle expiry is the store's): no need to resend it
+    rolling: false,
+    cookie: session.cookie
+  })
+  await app.register(fastifyFlash)
+
+  kernel.on(Stage.REQUEST, createSessionListener(session.cookieName, (value) => signer.unsign(value)), { priority: Priority.SESSION, name: 'session' })
+  kernel.on(Stage.RESPONSE, createSessionCollector(session.cookieName), { priority: Priority.COLLECT, name: 'session collector' })
+  return { name: session.cookieName, path: session.cookie.path, ...(session.cookie.domain === undefined ? {} : { domain: session.cookie.domain }) }
+}
+
+export interface SessionCookie { name: string, path: string, domain?: string }
