@@ -10,7 +10,6 @@ import type { ProfileStorage } from './storage/storage.js'
 import type { Profile } from './profile.js'
 import { ClientAllowList } from './access.js'
 import { Redactor } from './redact.js'
-import { createToken } from './token.js'
 import { LogCapture, formatLogs } from './collectors/logs.js'
 import type { CapturedLogs } from './collectors/logs.js'
 import { collectRequest } from './collectors/request.js'
@@ -68,14 +67,17 @@ export class Profiler {
   readonly redactor: Redactor
   readonly allowList: ClientAllowList
   readonly logCapture = new LogCapture()
-  /** tokens drawn for requests whose profile is not stored yet */
-  private readonly reserved = new Set<string>()
   /** saves waiting for the storage */
   private pendingSaves = 0
   /** requests terminated whose profile is not built yet */
   private scheduled = 0
-  /** profiles not stored because the storage or the save budget was exhausted */
+  /**
+   * profiles not stored: the save budget or the queue was exhausted, the storage failed (a
+   * shared store down or slow), or it could not reserve a token (the request then has none)
+   */
   dropped = 0
+  /** when the last storage failure was logged: one warning per outage window, not per request */
+  private lastFailureLog = -Infinity
   private windowStart = 0
   private windowSpent = 0
   private windowSaves = 0
@@ -108,10 +110,12 @@ export class Profiler {
       if (this.allowList.allows(request.ip)) return
       context.forcedMiss = true
     }
-    const token = createToken((candidate) => this.reserved.has(candidate) || this.storage.has(candidate))
-    // a request that never terminates (a hijacked reply) must not grow this set without bound
-    if (this.reserved.size >= 10_000) this.reserved.clear()
-    this.reserved.add(token)
+    const token = this.storage.reserveToken()
+    if (token === undefined) {
+      // no token can be promised unique now: not profiled, rather than a link to another's profile
+      this.dropped++
+      return
+    }
     context.bag.set(RECORDING, new Recording(token, this.logCapture.take(request.raw), heapUsed()))
   }
 
@@ -154,7 +158,7 @@ export class Profiler {
     }
     if (this.pendingSaves >= MAX_PENDING_SAVES || (this.options.saveBudget < 1 && this.windowSaves >= this.options.keepPerSecond && this.windowSpent >= this.options.saveBudget * SAVE_WINDOW_MS)) {
       this.dropped++
-      this.reserved.delete(recording.token)
+      this.storage.releaseToken(recording.token)
       return
     }
     this.pendingSaves++
@@ -170,11 +174,20 @@ export class Profiler {
       this.windowSpent += performance.now() - started
       await saved
     } catch (error) {
-      this.log.warn({ err: error, token: recording.token }, 'fastify-kernel: the profile could not be saved')
+      this.dropped++
+      this.logFailure(error, recording.token)
     } finally {
-      this.reserved.delete(recording.token)
+      this.storage.releaseToken(recording.token)
       this.pendingSaves--
     }
+  }
+
+  /** A storage that is down fails every save: the first failure of each 10 s is logged, with the count. */
+  private logFailure (error: unknown, token: string): void {
+    const now = performance.now()
+    if (now - this.lastFailureLog < 10_000) return
+    this.lastFailureLog = now
+    this.log.warn({ err: error, token, dropped: this.dropped }, 'fastify-kernel: the profile could not be saved (further failures in the next 10 s are only counted)')
   }
 
   /** The debug error page shows the token, its link, and for a routing miss the closest routes. */
