@@ -40,6 +40,10 @@ export class UriTooLongHttpException extends HttpException {
   constructor (message = '', cause?: unknown) { super(414, message, { cause }) }
 }
 
+export class ServiceUnavailableHttpException extends HttpException {
+  constructor (message = '', cause?: unknown) { super(503, message, { cause, headers: { 'Retry-After': '5' } }) }
+}
+
 /** The matcher's own failures: the causes of the HTTP exceptions above. */
 export class ResourceNotFoundException extends Error {
   constructor (message: string) { super(message); this.name = 'ResourceNotFoundException' }

@@ -8,6 +8,7 @@ export type KernelErrorCode =
   | 'KERNEL_INVALID_LISTENER'
   | 'KERNEL_ROUTE_BEFORE_KERNEL'
   | 'KERNEL_INVALID_ENV'
+  | 'KERNEL_REDIS_UNAVAILABLE'
 
 export class KernelError extends Error {
   constructor (readonly code: KernelErrorCode, message: string, options?: { cause?: unknown }) {
