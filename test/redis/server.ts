@@ -48,7 +48,7 @@ export class TestRedis {
   }
 
   async start (): Promise<void> {
-    const child = spawn(REDIS_SERVER, ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+    const child = spawn(REDIS_SERVER, ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', '--appendonly', 'no', '--enable-debug-command', 'local'], { stdio: 'ignore' })
     this.child = child
     // ready once it answers PING
     for (let attempt = 0; attempt < 200; attempt++) {
