@@ -19,6 +19,7 @@ import { collectException } from './collectors/exception.js'
 import { collectEvents } from './collectors/events.js'
 import { collectPerformance, heapUsed } from './collectors/performance.js'
 import { nearMisses } from './routing-trace.js'
+import { ThrottledWarning } from '../log/throttled-warning.js'
 
 export const PROFILER_PATH = '/_profiler'
 /** Stamped on the config of the profiler's own routes. */
@@ -76,8 +77,7 @@ export class Profiler {
    * shared store down or slow), or it could not reserve a token (the request then has none)
    */
   dropped = 0
-  /** when the last storage failure was logged: one warning per outage window, not per request */
-  private lastFailureLog = -Infinity
+  private readonly saveFailure: ThrottledWarning
   private windowStart = 0
   private windowSpent = 0
   private windowSaves = 0
@@ -87,10 +87,11 @@ export class Profiler {
     readonly storage: ProfileStorage,
     private readonly routes: () => readonly RouteDefinition[],
     private readonly tracing: boolean,
-    private readonly log: ProfilerLogger
+    log: ProfilerLogger
   ) {
     this.redactor = new Redactor(options.redactNames, options.redactPattern)
     this.allowList = new ClientAllowList(options.allowedNetworks)
+    this.saveFailure = new ThrottledWarning(log, 'fastify-kernel: a profile could not be saved (at most one such warning per 10 s; every failure is counted in dropped)')
   }
 
   /** Resolves when every save scheduled so far has finished (tests, shutdown). */
@@ -175,19 +176,11 @@ export class Profiler {
       await saved
     } catch (error) {
       this.dropped++
-      this.logFailure(error, recording.token)
+      this.saveFailure.warn({ err: error, token: recording.token, dropped: this.dropped })
     } finally {
       this.storage.releaseToken(recording.token)
       this.pendingSaves--
     }
-  }
-
-  /** A storage that is down fails every save: the first failure of each 10 s is logged, with the count. */
-  private logFailure (error: unknown, token: string): void {
-    const now = performance.now()
-    if (now - this.lastFailureLog < 10_000) return
-    this.lastFailureLog = now
-    this.log.warn({ err: error, token, dropped: this.dropped }, 'fastify-kernel: the profile could not be saved (further failures in the next 10 s are only counted)')
   }
 
   /** The debug error page shows the token, its link, and for a routing miss the closest routes. */

@@ -7,6 +7,7 @@ import type { ProfileFilter, ProfileStorage } from './storage.js'
 import { selectSummaries } from './storage.js'
 import { LuaScript, withDeadline } from '../../redis/commands.js'
 import type { RedisCommands } from '../../redis/commands.js'
+import { ThrottledWarning } from '../../log/throttled-warning.js'
 
 export interface RedisProfileStorageOptions {
   /** the app's client (ioredis); the storage never closes it */
@@ -98,6 +99,7 @@ export class RedisProfileStorage implements ProfileStorage {
   private failedAt = -Infinity
   private lastSize = 0
   private readonly timer: NodeJS.Timeout
+  private readonly reserveFailure: ThrottledWarning
 
   private constructor (private readonly options: RedisProfileStorageOptions) {
     this.client = options.client
@@ -105,6 +107,7 @@ export class RedisProfileStorage implements ProfileStorage {
     this.bodyPrefix = `${this.prefix}p:`
     this.indexKey = `${this.prefix}index`
     this.timeoutMs = options.commandTimeoutMs ?? 500
+    this.reserveFailure = new ThrottledWarning(options.log, 'fastify-kernel: cannot reserve profiler tokens in Redis; requests are not profiled (counted as dropped) until it answers')
     // unused reservations are given back in batches, not one call per dropped request
     this.timer = setInterval(() => { void this.flushReleases() }, 1000)
     this.timer.unref()
@@ -135,9 +138,7 @@ export class RedisProfileStorage implements ProfileStorage {
     // a reservation too old to be sure of is let go (it expires in Redis by itself)
     while (this.pool.length > 0 && now - this.pool[0].at > USE_WITHIN_MS) this.pool.shift()
     if (this.pool.length < POOL_LOW && !this.refilling && now - this.failedAt >= RETRY_AFTER_MS) {
-      this.refill().catch((error: unknown) => {
-        this.options.log.warn({ err: error }, 'fastify-kernel: cannot reserve profiler tokens in Redis; requests are not profiled until it answers')
-      })
+      this.refill().catch((error: unknown) => { this.reserveFailure.warn({ err: error }) })
     }
     const next = this.pool.shift()
     if (next === undefined) return undefined
