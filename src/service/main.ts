@@ -10,7 +10,14 @@ try {
   process.exit(1)
 }
 
-const app = await buildService(env)
+let app
+try {
+  app = await buildService(env)
+} catch (error) {
+  // a KernelError (Redis unreachable, a profiler folder in use...) says what to do: no stack trace
+  console.error((error as { code?: string }).code?.startsWith('KERNEL_') === true ? (error as Error).message : error)
+  process.exit(1)
+}
 
 // SIGINT / SIGTERM: stop accepting, finish in-flight requests, then exit (10 s at most)
 closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
