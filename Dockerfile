@@ -30,5 +30,9 @@ COPY --from=build /app/service/dist service/dist
 RUN mkdir -p var && chown node:node var
 USER node
 EXPOSE 8000
+# GET /_health answers 200 while the process serves requests (Redis' state is in the body; Redis
+# down does not make a replica unhealthy: it still answers). No curl in the slim image: Node asks.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8000) + '/_health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # exec form: the Node process gets SIGTERM directly and shuts down gracefully
 CMD ["node", "service/dist/main.js"]

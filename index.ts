@@ -47,4 +47,10 @@ export type { Profile, ProfileSummary, LogRecord } from './src/profiler/profile.
 export type { ProfileStorage, ProfileFilter } from './src/profiler/storage/storage.js'
 export { MemoryProfileStorage } from './src/profiler/storage/memory.js'
 export { FileProfileStorage } from './src/profiler/storage/file.js'
+export { FolderInUseError } from './src/profiler/storage/folder-lock.js'
+export { RedisProfileStorage } from './src/profiler/storage/redis.js'
+export type { RedisProfileStorageOptions } from './src/profiler/storage/redis.js'
+// what the kernel needs of the app's Redis client (ioredis has it): the plugin imports no client
+export type { RedisCommands } from './src/redis/commands.js'
+export { GuardedSessionStore } from './src/session/guarded-store.js'
 export { PROFILER_PATH } from './src/profiler/profiler.js'

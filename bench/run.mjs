@@ -3,9 +3,10 @@
 // bare Fastify measured in the same run. BENCH_DURATION (seconds, default 10), BENCH_CONNECTIONS (50).
 // BENCH_SOAK=60: afterwards, load the profiler with file storage on the matched route for that
 // many seconds and report RSS and heap at the start and the end, and the stored-profile count.
-import { fork } from 'node:child_process'
+import { fork, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
+import { connect, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
@@ -29,8 +30,37 @@ const servers = [
   { name: 'kernel prod', kind: 'kernel', options: { debug: false } },
   { name: 'kernel debug', kind: 'kernel', options: { debug: true, profiler: false } },
   { name: 'kernel debug + profiler (memory)', kind: 'kernel', options: { debug: true, profiler: { storage: 'memory' } }, scenarios: ['matched', 'not found'], needsProfiler: true },
-  { name: 'kernel debug + profiler (file)', kind: 'kernel', options: { debug: true, profiler: { storage: 'file', directory: profileDir } }, scenarios: ['matched', 'not found'], needsProfiler: true }
+  { name: 'kernel debug + profiler (file)', kind: 'kernel', options: { debug: true, profiler: { storage: 'file', directory: profileDir } }, scenarios: ['matched', 'not found'], needsProfiler: true },
+  { name: 'kernel debug + profiler (redis)', kind: 'kernel', options: { debug: true, profiler: { storage: 'redis' } }, scenarios: ['matched', 'not found'], needsProfiler: true, redis: true }
 ]
+
+/**
+ * The Redis storage's server: Debian's redis-server on a free port with its own temporary folder
+ * and no persistence, started only when a Redis row runs, stopped by its PID at the end.
+ */
+async function startRedis () {
+  const probe = createServer().listen(0, '127.0.0.1')
+  await once(probe, 'listening')
+  const port = probe.address().port
+  await new Promise((resolve) => probe.close(resolve))
+  const dir = mkdtempSync(join(tmpdir(), 'bench-redis-'))
+  const child = spawn(process.env.REDIS_SERVER_PATH ?? '/usr/bin/redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+  process.on('exit', () => { if (child.exitCode === null) child.kill('SIGTERM') }) // a bench that fails stops it too
+  for (let attempt = 0; ; attempt++) {
+    if (child.exitCode !== null || attempt > 200) throw new Error('redis-server did not start')
+    const up = await new Promise((resolve) => { const socket = connect(port, '127.0.0.1', () => { socket.end(); resolve(true) }); socket.on('error', () => resolve(false)) })
+    if (up) break
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    async stop () {
+      if (child.exitCode === null) { child.kill('SIGTERM'); await once(child, 'exit') }
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
+let redis
 
 async function start (server) {
   const child = fork(new URL('./server.mjs', import.meta.url), [server.kind, JSON.stringify(server.options)], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
@@ -53,6 +83,10 @@ for (const server of servers) {
   if (only !== undefined && !only.split(',').includes(server.kind === 'bare' ? 'bare' : server.name)) continue
   let started
   try {
+    if (server.redis) {
+      redis ??= await startRedis()
+      server.options.profiler.redisUrl = redis.url
+    }
     started = await start(server)
   } catch (error) {
     console.error(`skipped ${server.name}: ${error.message}`)
@@ -74,6 +108,8 @@ for (const server of servers) {
   child.kill('SIGTERM')
   await once(child, 'exit')
 }
+
+await redis?.stop()
 
 let soakReport
 if (soak > 0) soakReport = await soakFileStorage(soak)

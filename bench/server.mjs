@@ -6,6 +6,15 @@ import { createKernelApp } from '../dist/index.js'
 
 const [kind = 'bare', optionsJson = '{}'] = process.argv.slice(2)
 const options = JSON.parse(optionsJson)
+// the Redis storage takes the app's client: made here from the URL the bench passes
+const redisUrl = options.profiler?.redisUrl
+if (redisUrl !== undefined) {
+  const { Redis } = await import('ioredis')
+  const client = new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 500, lazyConnect: true })
+  await client.connect()
+  delete options.profiler.redisUrl
+  options.profiler.redis = { client }
+}
 
 const app = kind === 'bare'
   ? Fastify()

@@ -56,7 +56,7 @@ export function installBodyTimeout (app: FastifyInstance, kernel: Kernel, timeou
 
   app.addHook('preClose', function kernelStopWaitingForBodies (done) {
     for (const entry of [...pending]) {
-      answer(entry, new ServiceUnavailableHttpException('The server is shutting down.', undefined, { 'Retry-After': '1' }))
+      answer(entry, new ServiceUnavailableHttpException('The server is shutting down.', undefined, 1))
     }
     done()
   })

@@ -1,10 +1,11 @@
+import cluster from 'node:cluster'
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify'
 import type { Kernel } from '../src/kernel/kernel.js'
 import type { ResolvedKernelOptions } from '../src/config/options.js'
 import { Priority, Stage } from '../src/kernel/stages.js'
 import { createTemplateRenderer } from './views.js'
 import { kKernelInternalRoute, kProfilerRoute } from '../src/symbols.js'
-import { NotFoundHttpException } from '../src/errors/http-exceptions.js'
+import { NotFoundHttpException, ServiceUnavailableHttpException } from '../src/errors/http-exceptions.js'
 import { permanentRedirect, redirectLocation } from '../src/routing/redirect.js'
 import { KernelError } from '../src/errors/kernel-errors.js'
 import { resolveProfilerOptions } from '../src/profiler/options.js'
@@ -13,6 +14,7 @@ import { PROFILER_PATH, Profiler } from '../src/profiler/profiler.js'
 import type { ProfileStorage } from '../src/profiler/storage/storage.js'
 import { MemoryProfileStorage } from '../src/profiler/storage/memory.js'
 import { FileProfileStorage } from '../src/profiler/storage/file.js'
+import { RedisProfileStorage } from '../src/profiler/storage/redis.js'
 import type { Profile } from '../src/profiler/profile.js'
 import { availablePanels, defaultPanel } from '../src/profiler/pages/panels.js'
 import type { PageModel } from '../src/profiler/pages/pages.js'
@@ -30,6 +32,13 @@ const PARTIALS: Record<string, string> = {
 }
 
 async function openStorage (options: ResolvedProfilerOptions, app: FastifyInstance): Promise<ProfileStorage> {
+  if (options.storage === 'redis') {
+    try {
+      return await RedisProfileStorage.open({ ...options.redis!, maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs, log: app.log })
+    } catch (error) {
+      throw new KernelError('KERNEL_REDIS_UNAVAILABLE', `fastify-kernel: the profiler cannot reach Redis: ${(error as Error).message}`, { cause: error })
+    }
+  }
   if (options.storage === 'file') {
     try {
       return await FileProfileStorage.open(options.directory, { maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs }, app.log)
@@ -50,6 +59,9 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   if (!options.debug || profilerOptions === undefined) return
 
   const storage = await openStorage(profilerOptions, app)
+  if (storage.kind === 'memory' && cluster.isWorker) {
+    app.log.warn('fastify-kernel: the profiler keeps profiles in this process\'s memory, and this is a node:cluster worker: a token shown by one worker is "not found" on the others. Use the Redis storage to share profiles between processes.')
+  }
   const profiler = new Profiler(profilerOptions, storage, () => kernel.routes.routes, options.trace, app.log)
   app.decorate('kernelProfiler', profiler)
   app.addHook('onClose', async () => { await profiler.settled(); await storage.close() })
@@ -64,6 +76,15 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
 
   const render = await createTemplateRenderer(app, PARTIALS)
 
+  /** A storage read for a profiler page: a shared store that is down is a 503 naming it, not a 500. */
+  async function read<T> (reading: Promise<T>): Promise<T> {
+    try {
+      return await reading
+    } catch (error) {
+      throw new ServiceUnavailableHttpException(`The profiler storage (${storage.kind}) is unavailable: ${(error as Error).message}`, error)
+    }
+  }
+
   const routes = () => kernel.routes.routes
   async function page (reply: FastifyReply, model: PageModel): Promise<FastifyReply> {
     const html = await render('profiler/layout.hbs', model)
@@ -77,7 +98,7 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
     if (!availablePanels(profile).includes(panel)) {
       throw new NotFoundHttpException(`Panel "${panel}" is not available for token "${profile.token}".`)
     }
-    const all = await storage.find({ limit: profilerOptions!.maxProfiles })
+    const all = await read(storage.find({ limit: profilerOptions!.maxProfiles }))
     return page(reply, profilePage(profile, panel, neighboursOf(profile.token, all), routes()))
   }
 
@@ -99,12 +120,12 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
 
   app.get(`${PROFILER_PATH}/`, config('_profiler_search'), async function profilerSearch (request: FastifyRequest, reply) {
     const { filter, form } = parseFilter(request.query)
-    return page(reply, searchPage(await storage.find(filter), form, storage.size, profiler.dropped))
+    return page(reply, searchPage(await read(storage.find(filter)), form, storage.size, profiler.dropped))
   })
 
   app.get(`${PROFILER_PATH}/latest`, config('_profiler_latest'), async function profilerLatest (request, reply) {
-    const [newest] = await storage.find({ limit: 1 })
-    const profile = newest === undefined ? undefined : await storage.load(newest.token)
+    const [newest] = await read(storage.find({ limit: 1 }))
+    const profile = newest === undefined ? undefined : await read(storage.load(newest.token))
     if (profile === undefined) return page(reply, noProfilesPage())
     return showProfile(profile, request.query, reply)
   })
@@ -117,7 +138,7 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
 
   app.get(`${PROFILER_PATH}/:token`, config('_profiler'), async function profilerPanel (request, reply) {
     const { token } = request.params as { token: string }
-    const profile = await storage.load(token)
+    const profile = await read(storage.load(token))
     if (profile === undefined) return page(reply, tokenNotFoundPage(token))
     return showProfile(profile, request.query, reply)
   })

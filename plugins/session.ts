@@ -1,5 +1,6 @@
+import cluster from 'node:cluster'
 import { createRequire } from 'node:module'
-import type { FastifyInstance, FastifyPluginCallback } from 'fastify'
+import type { FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify'
 import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
 import type { Kernel } from '../src/kernel/kernel.js'
@@ -7,6 +8,8 @@ import type { ResolvedKernelOptions } from '../src/config/options.js'
 import { Priority, Stage } from '../src/kernel/stages.js'
 import { resolveSessionOptions } from '../src/session/options.js'
 import { MemorySessionStore } from '../src/session/memory-store.js'
+import { GuardedSessionStore } from '../src/session/guarded-store.js'
+import { holdsUser } from '../src/security/session-token.js'
 import { createSessionCollector, createSessionListener } from '../src/session/session-listeners.js'
 
 // required, not imported: @fastify/flash's typings need @fastify/secure-session's, and they
@@ -24,7 +27,11 @@ export async function registerSession (app: FastifyInstance, kernel: Kernel, opt
   if (options.session === undefined) return null
   const session = resolveSessionOptions(options.session)
   const signer = new fastifyCookie.Signer(session.secrets, 'sha256')
-  const store = session.store ?? new MemorySessionStore({ maxSessions: session.maxSessions, ttlSeconds: session.ttl })
+  const guarded = session.store === undefined ? undefined : new GuardedSessionStore(session.store, session.storeTimeoutMs, app.log)
+  const store = guarded ?? new MemorySessionStore({ maxSessions: session.maxSessions, maxAnonymousSessions: session.maxAnonymousSessions, ttlSeconds: session.ttl, isAuthenticated: holdsUser })
+  if (guarded === undefined && cluster.isWorker) {
+    app.log.warn('fastify-kernel: sessions are kept in this process\'s memory, and this is a node:cluster worker: a login on one worker is unknown to the others. Give the session option a shared store (Redis).')
+  }
 
   if (!app.hasDecorator('parseCookie')) await app.register(fastifyCookie, { hook: 'onRequest' })
   await app.register(fastifySession, {
@@ -38,6 +45,9 @@ export async function registerSession (app: FastifyInstance, kernel: Kernel, opt
     cookie: session.cookie
   })
   await app.register(fastifyFlash)
+  // registered after @fastify/session's onSend, so it runs after it: when the store could not be
+  // read, the client keeps its cookie (the session may exist once the store answers again)
+  if (guarded !== undefined) app.addHook('onSend', keepUnreadSessionCookie(guarded, session.cookieName, signer))
 
   kernel.on(Stage.REQUEST, createSessionListener(session.cookieName, (value) => signer.unsign(value)), { priority: Priority.SESSION, name: 'session' })
   kernel.on(Stage.RESPONSE, createSessionCollector(session.cookieName), { priority: Priority.COLLECT, name: 'session collector' })
@@ -45,3 +55,18 @@ export async function registerSession (app: FastifyInstance, kernel: Kernel, opt
 }
 
 export interface SessionCookie { name: string, path: string, domain?: string }
+
+function keepUnreadSessionCookie (store: GuardedSessionStore, cookieName: string, signer: InstanceType<typeof fastifyCookie.Signer>) {
+  return async function keepSessionCookie (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+    if (store.unreadable.size === 0) return payload
+    const cookie = request.cookies?.[cookieName]
+    const id = cookie === undefined ? null : signer.unsign(cookie).value
+    if (id === null || !store.unreadable.delete(id)) return payload
+    const header = reply.getHeader('set-cookie')
+    const all = header === undefined ? [] : Array.isArray(header) ? header.map(String) : [String(header)]
+    const others = all.filter((value) => !value.startsWith(`${cookieName}=`))
+    reply.removeHeader('set-cookie')
+    if (others.length > 0) reply.header('set-cookie', others)
+    return payload
+  }
+}

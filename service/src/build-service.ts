@@ -1,7 +1,37 @@
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
+import type { Redis } from 'ioredis'
 import { createKernelApp } from 'fastify-kernel'
 import type { ServiceEnv } from './env.js'
 import { exampleRequestServices, registerExampleRoutes } from './example-app.js'
+import { connectRedis, IdleExpiryRedisStore, REDIS_COMMAND_TIMEOUT_MS } from './redis.js'
+
+/** Idle seconds before a session expires: the Redis key's expiry, renewed by each read. */
+const SESSION_TTL = 1800
+
+/** Redis as `/_health` reports it. */
+async function redisState (client: Redis | undefined): Promise<'not used' | 'ready' | 'down'> {
+  if (client === undefined) return 'not used'
+  try {
+    // bounded by the client's own commandTimeout
+    return await client.ping() === 'PONG' ? 'ready' : 'down'
+  } catch {
+    return 'down'
+  }
+}
+
+/**
+ * `GET /_health`: 200 while the process serves requests, with Redis' state. Redis down does not
+ * make the process unhealthy (requests still get answers: anonymous, unprofiled), so a
+ * container is not restarted for it; `?require=redis` answers 503 then, for a readiness check.
+ */
+function registerHealth (app: FastifyInstance, client: Redis | undefined): void {
+  app.get('/_health', { config: { name: '_health' } }, async function health (request, reply) {
+    const redis = await redisState(client)
+    const required = (request.query as { require?: unknown }).require === 'redis'
+    return reply.code(redis === 'down' && required ? 503 : 200).header('cache-control', 'no-store')
+      .send({ status: redis === 'down' ? 'degraded' : 'ok', redis })
+  })
+}
 
 /**
  * `TRUST_PROXY=2` means two proxies in front of the service, as Express counts hops. Fastify 5
@@ -23,22 +53,37 @@ export async function buildService (env: ServiceEnv, overrides: { logger?: boole
         ...(env.APP_ENV === 'dev' ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' } } } : {})
       }
   const services = await exampleRequestServices(env)
-  const app = await createKernelApp({
-    kernel: {
-      debug: env.APP_DEBUG,
-      ...services.options,
-      // the service keeps profiles on disk (under var/ by default); the plugin's default is memory
-      profiler: {
-        storage: env.PROFILER_STORAGE,
-        directory: env.PROFILER_DIR,
-        maxProfiles: env.PROFILER_MAX_PROFILES,
-        maxAge: env.PROFILER_MAX_AGE,
-        ...(env.PROFILER_ALLOWED_NETWORKS.length > 0 ? { allowedNetworks: env.PROFILER_ALLOWED_NETWORKS } : {})
-      }
-    },
-    fastify: { logger, trustProxy: fastifyTrustProxy(env.TRUST_PROXY) }
-  })
+  const profilerOnRedis = env.APP_DEBUG && env.PROFILER_STORAGE === 'redis'
+  let app: FastifyInstance | undefined
+  // connected first: a wrong URL or a server that is down is a clear error at start
+  const redis = env.REDIS_URL !== null && (env.SESSION_STORE === 'redis' || profilerOnRedis)
+    ? await connectRedis(env.REDIS_URL, { warn: (fields, message) => { app === undefined ? console.warn(message) : app.log.warn(fields, message) } })
+    : undefined
+  try {
+    app = await createKernelApp({
+      kernel: {
+        debug: env.APP_DEBUG,
+        ...services.options,
+        ...(redis !== undefined && env.SESSION_STORE === 'redis' ? { session: { ...services.options.session, ttl: SESSION_TTL, store: new IdleExpiryRedisStore(redis, SESSION_TTL) } } : {}),
+        // the service keeps profiles on disk (under var/ by default) or in Redis; the plugin's default is memory
+        profiler: {
+          ...(redis !== undefined && profilerOnRedis ? { storage: 'redis', redis: { client: redis, commandTimeout: REDIS_COMMAND_TIMEOUT_MS } } : { storage: env.PROFILER_STORAGE === 'redis' ? 'memory' : env.PROFILER_STORAGE }),
+          directory: env.PROFILER_DIR,
+          maxProfiles: env.PROFILER_MAX_PROFILES,
+          maxAge: env.PROFILER_MAX_AGE,
+          ...(env.PROFILER_ALLOWED_NETWORKS.length > 0 ? { allowedNetworks: env.PROFILER_ALLOWED_NETWORKS } : {})
+        }
+      },
+      fastify: { logger, trustProxy: fastifyTrustProxy(env.TRUST_PROXY) }
+    })
+  } catch (error) {
+    redis?.disconnect()
+    throw error
+  }
+  // after the kernel's own onClose (the profiler's last saves), the connection goes
+  if (redis !== undefined) app.addHook('onClose', async () => { await redis.quit().catch(() => { redis.disconnect() }) })
   for (const note of services.notes) app.log[note.level](note.message)
+  registerHealth(app, redis)
   registerExampleRoutes(app)
   return app
 }

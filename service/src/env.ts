@@ -16,8 +16,12 @@ export interface ServiceEnv extends RequestServicesEnv {
   /** Fastify's trustProxy: false, true, a hop count or a list of addresses/CIDRs */
   TRUST_PROXY: boolean | number | string
   LOG_LEVEL: typeof LOG_LEVELS[number]
-  /** the profiler's storage (debug only): `file` (default) or `memory` */
-  PROFILER_STORAGE: 'file' | 'memory'
+  /** Redis for sessions and profiles, shared by every process of the service; null: none (embedded defaults) */
+  REDIS_URL: string | null
+  /** where sessions live: `redis` (default with REDIS_URL) or `memory` (default without) */
+  SESSION_STORE: 'memory' | 'redis'
+  /** the profiler's storage (debug only): `redis` (default with REDIS_URL), `file` (default without) or `memory` */
+  PROFILER_STORAGE: 'file' | 'memory' | 'redis'
   /** folder of the profiler's file storage */
   PROFILER_DIR: string
   PROFILER_MAX_PROFILES: number
@@ -41,7 +45,9 @@ const schema = {
     TRUST_PROXY: { type: 'string', default: 'false' },
     LOG_LEVEL: { type: 'string', enum: LOG_LEVELS, default: 'info' },
     ...requestServicesSchema,
-    PROFILER_STORAGE: { type: 'string', enum: ['file', 'memory'], default: 'file' },
+    REDIS_URL: { type: 'string' },
+    SESSION_STORE: { type: 'string', enum: ['memory', 'redis'] },
+    PROFILER_STORAGE: { type: 'string', enum: ['file', 'memory', 'redis'] },
     PROFILER_DIR: { type: 'string', minLength: 1, default: 'var/profiler' },
     PROFILER_MAX_PROFILES: { type: 'integer', minimum: 1, maximum: 1000000, default: 2000 },
     PROFILER_MAX_AGE: { type: 'integer', minimum: 1, default: 172800 },
@@ -98,6 +104,15 @@ export function loadServiceEnv (data: Record<string, string | undefined> = proce
     throw new ServiceConfigError(envProblems(error), { cause: error })
   }
   const appEnv = raw.APP_ENV as ServiceEnv['APP_ENV']
+  const redisUrl = typeof raw.REDIS_URL === 'string' && raw.REDIS_URL.trim() !== '' ? raw.REDIS_URL.trim() : null
+  if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) {
+    throw new ServiceConfigError('REDIS_URL must be a redis:// or rediss:// URL (redis://[:password@]host:6379[/db])')
+  }
+  const sessionStore = (raw.SESSION_STORE as ServiceEnv['SESSION_STORE'] | undefined) ?? (redisUrl === null ? 'memory' : 'redis')
+  const profilerStorage = (raw.PROFILER_STORAGE as ServiceEnv['PROFILER_STORAGE'] | undefined) ?? (redisUrl === null ? 'file' : 'redis')
+  for (const [name, value] of [['SESSION_STORE', sessionStore], ['PROFILER_STORAGE', profilerStorage]]) {
+    if (value === 'redis' && redisUrl === null) throw new ServiceConfigError(`${name}=redis needs REDIS_URL`)
+  }
   const env: Omit<ServiceEnv, keyof RequestServicesEnv> = {
     APP_ENV: appEnv,
     APP_DEBUG: flag(raw, 'APP_DEBUG', appEnv === 'dev'),
@@ -106,7 +121,9 @@ export function loadServiceEnv (data: Record<string, string | undefined> = proce
     PORT: raw.PORT as number,
     TRUST_PROXY: parseTrustProxy(raw.TRUST_PROXY as string),
     LOG_LEVEL: raw.LOG_LEVEL as ServiceEnv['LOG_LEVEL'],
-    PROFILER_STORAGE: raw.PROFILER_STORAGE as ServiceEnv['PROFILER_STORAGE'],
+    REDIS_URL: redisUrl,
+    SESSION_STORE: sessionStore,
+    PROFILER_STORAGE: profilerStorage,
     PROFILER_DIR: raw.PROFILER_DIR as string,
     PROFILER_MAX_PROFILES: raw.PROFILER_MAX_PROFILES as number,
     PROFILER_MAX_AGE: raw.PROFILER_MAX_AGE as number,

@@ -7,3 +7,13 @@ export class ServiceConfigError extends Error {
     this.name = 'ServiceConfigError'
   }
 }
+
+/** Something the service needs at start is not there (Redis unreachable): said plainly, no stack. */
+export class ServiceStartError extends Error {
+  readonly code = 'SERVICE_START_FAILED'
+
+  constructor (message: string, options?: { cause?: unknown }) {
+    super(`fastify-kernel service: ${message}`, options)
+    this.name = 'ServiceStartError'
+  }
+}

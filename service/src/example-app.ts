@@ -82,7 +82,7 @@ export const DEMO_API_TOKEN = 'admin-api-token'
  * The example's session, locale and security options from the environment. Returns notes to
  * log once the app exists (a generated secret, demo users).
  */
-export async function exampleRequestServices (env: ServiceEnv): Promise<{ options: Pick<KernelOptions, 'session' | 'locale' | 'security'>, notes: Array<{ level: 'info' | 'warn', message: string }> }> {
+export async function exampleRequestServices (env: ServiceEnv): Promise<{ options: Required<Pick<KernelOptions, 'session' | 'locale' | 'security'>>, notes: Array<{ level: 'info' | 'warn', message: string }> }> {
   const notes: Array<{ level: 'info' | 'warn', message: string }> = []
   const demo = env.APP_ENV !== 'prod'
   let secret = env.APP_SESSION_SECRET

@@ -10,7 +10,16 @@ try {
   process.exit(1)
 }
 
-const app = await buildService(env)
+let app
+try {
+  app = await buildService(env)
+} catch (error) {
+  // the service's and the kernel's own errors (Redis unreachable, a profiler folder in use...)
+  // say what to do: no stack trace
+  const code = (error as { code?: unknown }).code
+  console.error(typeof code === 'string' && /^(KERNEL|SERVICE)_/.test(code) ? (error as Error).message : error)
+  process.exit(1)
+}
 
 // SIGINT / SIGTERM: stop accepting, finish in-flight requests, then exit (10 s at most)
 closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {

@@ -10,9 +10,21 @@ t.test('defaults: dev, debug on, 127.0.0.1:8000', async (t) => {
   t.same(env, {
     APP_ENV: 'dev', APP_DEBUG: true, APP_FORCE_DEBUG: false, HOST: '127.0.0.1', PORT: 8000, TRUST_PROXY: false, LOG_LEVEL: 'info',
     APP_SESSION_SECRET: null, APP_LOCALES: ['en', 'fr'], APP_DEFAULT_LOCALE: 'en', APP_USERS: null, APP_API_TOKENS: null,
-    PROFILER_STORAGE: 'file', PROFILER_DIR: 'var/profiler', PROFILER_MAX_PROFILES: 2000, PROFILER_MAX_AGE: 172800, PROFILER_ALLOWED_NETWORKS: []
+    REDIS_URL: null, SESSION_STORE: 'memory', PROFILER_STORAGE: 'file', PROFILER_DIR: 'var/profiler', PROFILER_MAX_PROFILES: 2000, PROFILER_MAX_AGE: 172800, PROFILER_ALLOWED_NETWORKS: []
   })
   t.equal(loadServiceEnv({ APP_ENV: 'prod', APP_SESSION_SECRET: SECRET }, false).APP_DEBUG, false, 'debug is off by default outside dev')
+})
+
+t.test('REDIS_URL puts sessions and profiles on Redis unless SESSION_STORE / PROFILER_STORAGE say otherwise', async (t) => {
+  const url = 'redis://:pw@cache:6379/2'
+  const withRedis = loadServiceEnv({ REDIS_URL: url }, false)
+  t.same([withRedis.REDIS_URL, withRedis.SESSION_STORE, withRedis.PROFILER_STORAGE], [url, 'redis', 'redis'])
+  const mixed = loadServiceEnv({ REDIS_URL: url, SESSION_STORE: 'memory', PROFILER_STORAGE: 'file' }, false)
+  t.same([mixed.SESSION_STORE, mixed.PROFILER_STORAGE], ['memory', 'file'])
+  t.throws(() => loadServiceEnv({ SESSION_STORE: 'redis' }, false), { code: 'SERVICE_INVALID_ENV', message: /SESSION_STORE=redis needs REDIS_URL/ })
+  t.throws(() => loadServiceEnv({ PROFILER_STORAGE: 'redis' }, false), { message: /PROFILER_STORAGE=redis needs REDIS_URL/ })
+  t.throws(() => loadServiceEnv({ REDIS_URL: 'localhost:6379' }, false), { message: /REDIS_URL must be a redis:\/\// })
+  t.throws(() => loadServiceEnv({ SESSION_STORE: 'postgres' }, false), { message: /SESSION_STORE/ })
 })
 
 t.test('values are coerced and validated with a clear message', async (t) => {

@@ -40,8 +40,9 @@ export class RequestTimeoutHttpException extends HttpException {
   constructor (message = '', cause?: unknown) { super(408, message, { cause }) }
 }
 
+/** 503 with `Retry-After` (seconds, default 5): the answer is worth asking again soon. */
 export class ServiceUnavailableHttpException extends HttpException {
-  constructor (message = '', cause?: unknown, headers?: Record<string, string>) { super(503, message, { cause, headers }) }
+  constructor (message = '', cause?: unknown, retryAfterSeconds = 5) { super(503, message, { cause, headers: { 'Retry-After': String(retryAfterSeconds) } }) }
 }
 
 export class UriTooLongHttpException extends HttpException {

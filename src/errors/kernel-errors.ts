@@ -6,6 +6,7 @@ export type KernelErrorCode =
   | 'KERNEL_INVALID_OPTIONS'
   | 'KERNEL_UNKNOWN_STAGE'
   | 'KERNEL_INVALID_LISTENER'
+  | 'KERNEL_REDIS_UNAVAILABLE'
 
 export class KernelError extends Error {
   constructor (readonly code: KernelErrorCode, message: string, options?: { cause?: unknown }) {

@@ -2,13 +2,19 @@ import { Ajv } from 'ajv'
 import { KernelError } from '../errors/kernel-errors.js'
 import { parseNetworks } from './access.js'
 import type { Network } from './access.js'
+import type { RedisCommands } from '../redis/commands.js'
 
 /** Options of the web profiler: `app.register(kernel, { debug: true, profiler: { ... } })`. */
 export interface ProfilerOptions {
-  /** where profiles are kept: `memory` (bounded LRU, the plugin's default) or `file` */
-  storage?: 'memory' | 'file'
+  /**
+   * where profiles are kept: `memory` (bounded LRU, the plugin's default; per process), `file`
+   * (one process per folder) or `redis` (shared by every process; needs `redis.client`)
+   */
+  storage?: 'memory' | 'file' | 'redis'
   /** folder of the file storage; default `var/profiler` under the working directory */
   directory?: string
+  /** the Redis storage: the app's ioredis client (never closed by the kernel), a key prefix, a time bound per call */
+  redis?: { client: RedisCommands, prefix?: string, commandTimeout?: number }
   /** most profiles kept; the oldest are purged first (default 2000) */
   maxProfiles?: number
   /** seconds a profile is kept (default 172800: two days) */
@@ -29,8 +35,9 @@ export interface ProfilerOptions {
 }
 
 export interface ResolvedProfilerOptions {
-  storage: 'memory' | 'file'
+  storage: 'memory' | 'file' | 'redis'
   directory: string
+  redis: { client: RedisCommands, prefix?: string, commandTimeoutMs: number } | undefined
   maxProfiles: number
   maxAgeMs: number
   maxMemory: number
@@ -55,8 +62,18 @@ const schema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    storage: { enum: ['memory', 'file'] },
+    storage: { enum: ['memory', 'file', 'redis'] },
     directory: { type: 'string', minLength: 1 },
+    redis: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['client'],
+      properties: {
+        client: { type: 'object' },
+        prefix: { type: 'string', minLength: 1 },
+        commandTimeout: { type: 'integer', minimum: 1 }
+      }
+    },
     maxProfiles: { type: 'integer', minimum: 1, maximum: 1_000_000 },
     maxAge: { type: 'number', exclusiveMinimum: 0 },
     maxMemory: { type: 'integer', minimum: 1024 },
@@ -114,10 +131,14 @@ export function resolveProfilerOptions (given: boolean | ProfilerOptions | Recor
       problems.push(`option "profiler.redact.pattern" is not a regular expression: ${(error as Error).message}`)
     }
   }
+  if (o.storage === 'redis' && typeof o.redis?.client?.call !== 'function') {
+    problems.push('option "profiler.redis.client" must be a Redis client (ioredis) when "profiler.storage" is "redis"')
+  }
   if (problems.length > 0) fail(problems)
   return {
     storage: o.storage ?? 'memory',
     directory: o.directory ?? 'var/profiler',
+    redis: o.redis === undefined ? undefined : { client: o.redis.client, ...(o.redis.prefix === undefined ? {} : { prefix: o.redis.prefix }), commandTimeoutMs: o.redis.commandTimeout ?? 500 },
     maxProfiles: o.maxProfiles ?? DEFAULT_MAX_PROFILES,
     maxAgeMs: (o.maxAge ?? DEFAULT_MAX_AGE_SECONDS) * 1000,
     maxMemory: o.maxMemory ?? 64 * 1024 * 1024,

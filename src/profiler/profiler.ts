@@ -10,7 +10,6 @@ import type { ProfileStorage } from './storage/storage.js'
 import type { Profile } from './profile.js'
 import { ClientAllowList } from './access.js'
 import { Redactor } from './redact.js'
-import { createToken } from './token.js'
 import { LogCapture, formatLogs } from './collectors/logs.js'
 import type { CapturedLogs } from './collectors/logs.js'
 import { collectRequest } from './collectors/request.js'
@@ -20,6 +19,7 @@ import { collectException } from './collectors/exception.js'
 import { collectEvents } from './collectors/events.js'
 import { collectPerformance, heapUsed } from './collectors/performance.js'
 import { nearMisses } from './routing-trace.js'
+import { ThrottledWarning } from '../log/throttled-warning.js'
 
 export const PROFILER_PATH = '/_profiler'
 /** Saves waiting for the storage beyond this are dropped: a slow disk never grows the heap. */
@@ -66,14 +66,16 @@ export class Profiler {
   readonly redactor: Redactor
   readonly allowList: ClientAllowList
   readonly logCapture = new LogCapture()
-  /** tokens drawn for requests whose profile is not stored yet */
-  private readonly reserved = new Set<string>()
   /** saves waiting for the storage */
   private pendingSaves = 0
   /** requests terminated whose profile is not built yet */
   private scheduled = 0
-  /** profiles not stored because the storage or the save budget was exhausted */
+  /**
+   * profiles not stored: the save budget or the queue was exhausted, the storage failed (a
+   * shared store down or slow), or it could not reserve a token (the request then has none)
+   */
   dropped = 0
+  private readonly saveFailure: ThrottledWarning
   private windowStart = 0
   private windowSpent = 0
   private windowSaves = 0
@@ -83,10 +85,11 @@ export class Profiler {
     readonly storage: ProfileStorage,
     private readonly routes: () => readonly RouteDefinition[],
     private readonly tracing: boolean,
-    private readonly log: ProfilerLogger
+    log: ProfilerLogger
   ) {
     this.redactor = new Redactor(options.redactNames, options.redactPattern)
     this.allowList = new ClientAllowList(options.allowedNetworks)
+    this.saveFailure = new ThrottledWarning(log, 'fastify-kernel: a profile could not be saved (at most one such warning per 10 s; every failure is counted in dropped)')
   }
 
   /** Resolves when every save scheduled so far has finished (tests, shutdown). */
@@ -106,10 +109,12 @@ export class Profiler {
       if (this.allowList.allows(request.ip)) return
       context.forcedMiss = true
     }
-    const token = createToken((candidate) => this.reserved.has(candidate) || this.storage.has(candidate))
-    // a request that never terminates (a hijacked reply) must not grow this set without bound
-    if (this.reserved.size >= 10_000) this.reserved.clear()
-    this.reserved.add(token)
+    const token = this.storage.reserveToken()
+    if (token === undefined) {
+      // no token can be promised unique now: not profiled, rather than a link to another's profile
+      this.dropped++
+      return
+    }
     context.bag.set(RECORDING, new Recording(token, this.logCapture.take(request.raw), heapUsed()))
   }
 
@@ -152,7 +157,7 @@ export class Profiler {
     }
     if (this.pendingSaves >= MAX_PENDING_SAVES || (this.options.saveBudget < 1 && this.windowSaves >= this.options.keepPerSecond && this.windowSpent >= this.options.saveBudget * SAVE_WINDOW_MS)) {
       this.dropped++
-      this.reserved.delete(recording.token)
+      this.storage.releaseToken(recording.token)
       return
     }
     this.pendingSaves++
@@ -168,9 +173,10 @@ export class Profiler {
       this.windowSpent += performance.now() - started
       await saved
     } catch (error) {
-      this.log.warn({ err: error, token: recording.token }, 'fastify-kernel: the profile could not be saved')
+      this.dropped++
+      this.saveFailure.warn({ err: error, token: recording.token, dropped: this.dropped })
     } finally {
-      this.reserved.delete(recording.token)
+      this.storage.releaseToken(recording.token)
       this.pendingSaves--
     }
   }

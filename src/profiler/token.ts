@@ -6,7 +6,8 @@ export const TOKEN_PATTERN = /^[0-9a-f]{6}$/
 const pool = Buffer.alloc(4095)
 let offset = pool.length
 
-function randomHex3 (): string {
+/** Six random hex characters (not checked against anything). */
+export function randomToken (): string {
   if (offset + 3 > pool.length) {
     randomFillSync(pool)
     offset = 0
@@ -20,7 +21,7 @@ function randomHex3 (): string {
 export function createToken (taken: (token: string) => boolean): string {
   // 16.7 million tokens: a store of thousands collides rarely; the bound only stops a full store looping
   for (let attempt = 0; attempt < 1000; attempt++) {
-    const token = randomHex3()
+    const token = randomToken()
     if (!taken(token)) return token
   }
   throw new Error('fastify-kernel: no free profiler token after 1000 draws')

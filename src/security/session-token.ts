@@ -13,6 +13,12 @@ export interface StoredToken {
 export const tokenKey = (firewall: string): string => `_security_${firewall}`
 export const targetPathKey = (firewall: string): string => `_security.${firewall}.target_path`
 
+/** Whether a stored session holds a logged-in user (of any firewall). */
+export function holdsUser (session: Record<string, unknown>): boolean {
+  for (const key of Object.keys(session)) if (key.startsWith('_security_')) return true
+  return false
+}
+
 type SessionLike = { get: (key: string) => unknown, set: (key: string, value: unknown) => void, sessionId?: string }
 
 /** The request's session, when sessions are on and this request has one. */

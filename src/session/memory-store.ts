@@ -5,14 +5,23 @@ import { LRUCache } from 'lru-cache'
  * plain session objects out. Any compatible store (Redis, a database) can replace the default.
  */
 export interface SessionStore {
-  get: (sessionId: string, callback: (error: unknown, session?: Record<string, unknown> | null) => void) => void
-  set: (sessionId: string, session: object, callback: (error?: unknown) => void) => void
-  destroy: (sessionId: string, callback: (error?: unknown) => void) => void
+  // method syntax on purpose: real stores (connect-redis, express-session's) type their
+  // callbacks more loosely, and return promises; either is accepted
+  get (sessionId: string, callback: (error: unknown, session?: unknown) => void): unknown
+  set (sessionId: string, session: object, callback: (error?: unknown) => void): unknown
+  destroy (sessionId: string, callback: (error?: unknown) => void): unknown
 }
 
 export interface MemorySessionStoreOptions {
-  /** at most this many sessions; the least recently used goes first */
+  /** at most this many sessions of logged-in users; the least recently used goes first */
   maxSessions?: number
+  /**
+   * at most this many other sessions (a remembered target path, flash messages), in a bound of
+   * their own: anonymous requests, however many, never push a logged-in user out. Default: maxSessions
+   */
+  maxAnonymousSessions?: number
+  /** whether a session holds a logged-in user (default: none does; one bound for all) */
+  isAuthenticated?: (session: Record<string, unknown>) => boolean
   /** a session unused for this many seconds is gone */
   ttlSeconds?: number
   /** the clock, for tests (`performance.now()`-like, in milliseconds) */
@@ -22,38 +31,52 @@ export interface MemorySessionStoreOptions {
 /**
  * The default store: in memory, bounded (LRU) and expiring (idle TTL, renewed on each read),
  * so that neither abandoned sessions nor a flood of logins can grow the process without end.
- * Sessions are kept as JSON, as a real store would: no object is shared between requests.
+ * Sessions of logged-in users and the others are bounded separately, so a flood of anonymous
+ * requests that each store something (10,000 GET /admin remembering their target path) only
+ * evicts other anonymous sessions. Sessions are kept as JSON, as a real store would: no object
+ * is shared between requests.
  */
 export class MemorySessionStore implements SessionStore {
-  private readonly cache: LRUCache<string, string>
+  private readonly authenticated: LRUCache<string, string>
+  private readonly anonymous: LRUCache<string, string>
+  private readonly isAuthenticated: (session: Record<string, unknown>) => boolean
 
   constructor (options: MemorySessionStoreOptions = {}) {
     const now = options.now
-    this.cache = new LRUCache<string, string>({
-      max: options.maxSessions ?? 10_000,
+    const cache = (max: number) => new LRUCache<string, string>({
+      max,
       ttl: (options.ttlSeconds ?? 1800) * 1000,
       updateAgeOnGet: true,
       // an injected clock is read on every check (lru-cache otherwise caches the time for 1 ms)
       ...(now === undefined ? {} : { perf: { now }, ttlResolution: 0 })
     })
+    const max = options.maxSessions ?? 10_000
+    this.authenticated = cache(max)
+    this.anonymous = cache(options.maxAnonymousSessions ?? max)
+    this.isAuthenticated = options.isAuthenticated ?? (() => false)
   }
 
   get size (): number {
-    return this.cache.size
+    return this.authenticated.size + this.anonymous.size
   }
 
   get (sessionId: string, callback: (error: unknown, session?: Record<string, unknown> | null) => void): void {
-    const raw = this.cache.get(sessionId)
+    const raw = this.authenticated.get(sessionId) ?? this.anonymous.get(sessionId)
     callback(null, raw === undefined ? null : JSON.parse(raw) as Record<string, unknown>)
   }
 
   set (sessionId: string, session: object, callback: (error?: unknown) => void): void {
-    this.cache.set(sessionId, JSON.stringify(session))
+    const json = JSON.stringify(session)
+    // a session moves between the bounds when a user logs in or out under the same id
+    const [into, out] = this.isAuthenticated(session as Record<string, unknown>) ? [this.authenticated, this.anonymous] : [this.anonymous, this.authenticated]
+    out.delete(sessionId)
+    into.set(sessionId, json)
     callback()
   }
 
   destroy (sessionId: string, callback: (error?: unknown) => void): void {
-    this.cache.delete(sessionId)
+    this.authenticated.delete(sessionId)
+    this.anonymous.delete(sessionId)
     callback()
   }
 }

@@ -21,10 +21,17 @@ export interface SessionOptions {
   }
   /** idle lifetime in seconds of the default store; default 1800 */
   ttl?: number
-  /** size bound of the default store; default 10000 */
+  /** size bound of the default store for logged-in users' sessions; default 10000 */
   maxSessions?: number
-  /** another store with @fastify/session's interface; replaces the in-memory one */
+  /** the default store's separate bound for the other sessions (anonymous); default maxSessions */
+  maxAnonymousSessions?: number
+  /**
+   * another store with @fastify/session's interface (Redis: connect-redis); replaces the
+   * in-memory one. Each call is bounded by `storeTimeout`, a failed read is an anonymous request
+   */
   store?: SessionStore
+  /** milliseconds each call to `store` may take (default 500) */
+  storeTimeout?: number
 }
 
 export interface ResolvedSessionOptions {
@@ -33,7 +40,9 @@ export interface ResolvedSessionOptions {
   cookie: { path: string, domain?: string, sameSite: 'lax' | 'strict' | 'none', secure: boolean | 'auto', httpOnly: true }
   ttl: number
   maxSessions: number
+  maxAnonymousSessions: number
   store: SessionStore | undefined
+  storeTimeoutMs: number
 }
 
 const SECRET = { type: 'string', minLength: MIN_SECRET_LENGTH }
@@ -56,7 +65,9 @@ const schema = {
     },
     ttl: { type: 'integer', minimum: 1 },
     maxSessions: { type: 'integer', minimum: 1 },
-    store: { type: 'object' }
+    maxAnonymousSessions: { type: 'integer', minimum: 1 },
+    store: { type: 'object' },
+    storeTimeout: { type: 'integer', minimum: 1 }
   }
 } as const
 
@@ -83,6 +94,8 @@ export function resolveSessionOptions (given: unknown): ResolvedSessionOptions {
     cookie: { path: o.cookie?.path ?? '/', ...(o.cookie?.domain === undefined ? {} : { domain: o.cookie.domain }), sameSite, secure, httpOnly: true },
     ttl: o.ttl ?? 1800,
     maxSessions: o.maxSessions ?? 10_000,
-    store
+    maxAnonymousSessions: o.maxAnonymousSessions ?? o.maxSessions ?? 10_000,
+    store,
+    storeTimeoutMs: o.storeTimeout ?? 500
   }
 }

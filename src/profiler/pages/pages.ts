@@ -17,7 +17,10 @@ export function statusKind (status: number): string {
 }
 
 function when (epochMs: number): string {
-  return new Date(epochMs).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')
+  const date = new Date(epochMs)
+  // storage is checked on reading; this only keeps a bad date from ever costing a 500
+  if (Number.isNaN(date.getTime())) return '(invalid date)'
+  return date.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')
 }
 
 function summaryRow (summary: ProfileSummary): object {

@@ -2,9 +2,12 @@ import { appendFile, mkdir, readdir, readFile, rename, unlink, writeFile } from 
 import { join, resolve } from 'node:path'
 import type { Profile, ProfileSummary } from '../profile.js'
 import { summarize } from '../profile.js'
+import { isSummary, parseProfile } from '../profile-shape.js'
 import { TOKEN_PATTERN } from '../token.js'
 import type { ProfileFilter, ProfileStorage } from './storage.js'
-import { selectSummaries } from './storage.js'
+import { LocalTokens, selectSummaries } from './storage.js'
+import { FolderLock } from './folder-lock.js'
+import type { FolderLockTimings } from './folder-lock.js'
 
 export interface StorageLogger {
   warn: (fields: object, message: string) => void
@@ -13,18 +16,19 @@ export interface StorageLogger {
 const INDEX = 'index.jsonl'
 const PROFILE_FILE = /^[0-9a-f]{6}\.json$/
 
-function isSummary (value: unknown): value is ProfileSummary {
-  const v = value as ProfileSummary
-  return typeof v === 'object' && v !== null && typeof v.token === 'string' && TOKEN_PATTERN.test(v.token) &&
-    typeof v.time === 'number' && typeof v.method === 'string' && typeof v.url === 'string' && typeof v.statusCode === 'number'
-}
+const missing = (error: unknown): boolean => (error as NodeJS.ErrnoException).code === 'ENOENT'
 
 /**
  * One JSON file per profile plus an append-only index (`index.jsonl`: a summary line per save,
- * a `{"del": token}` line per purge), mirrored in memory so that `has` and `find` never touch
- * the disk. Profiles are written to a temporary file and renamed, so a crash never leaves a
- * half-written profile; the index is rewritten (also atomically) only when it has grown to
+ * a `{"del": token}` line per purge), mirrored in memory so that token draws and `find` never
+ * touch the disk. Profiles are written to a temporary file and renamed, so a crash never leaves
+ * a half-written profile; the index is rewritten (also atomically) only when it has grown to
  * twice the number of kept profiles, not on every request.
+ *
+ * One process writes a folder (a lock refuses a second one, clearly). What the disk refuses is
+ * retried rather than lost: index lines that could not be appended are kept for the next
+ * flush, a folder deleted under the storage is recreated, and a profile file the index does
+ * not list is read back at the next start rather than deleted.
  */
 export class FileProfileStorage implements ProfileStorage {
   readonly kind = 'file'
@@ -41,6 +45,10 @@ export class FileProfileStorage implements ProfileStorage {
   private readonly writeQueue: Array<{ token: string, json: string, summary: ProfileSummary, resolve: () => void, reject: (error: unknown) => void }> = []
   private writing = false
   private drained: Promise<void> = Promise.resolve()
+  private readonly tokens = new LocalTokens((token) => this.entries.has(token))
+  private lock: FolderLock | undefined
+  /** the last index append failed: the next one starts on a fresh line (the failed one may be torn) */
+  private indexTorn = false
 
   private constructor (directory: string, private readonly limits: { maxProfiles: number, maxAgeMs: number }, private readonly log: StorageLogger) {
     this.directory = resolve(directory)
@@ -49,11 +57,23 @@ export class FileProfileStorage implements ProfileStorage {
     this.timer.unref()
   }
 
-  /** Opens (creating) the folder, reloads its index, and removes what the index does not keep. */
-  static async open (directory: string, limits: { maxProfiles: number, maxAgeMs: number }, log: StorageLogger): Promise<FileProfileStorage> {
+  /**
+   * Opens (creating) the folder, takes its lock (FolderInUseError while another process writes
+   * it), reloads the index, and reconciles the folder with it.
+   */
+  static async open (directory: string, limits: { maxProfiles: number, maxAgeMs: number }, log: StorageLogger, lockTimings: FolderLockTimings = {}): Promise<FileProfileStorage> {
     const storage = new FileProfileStorage(directory, limits, log)
-    await mkdir(storage.directory, { recursive: true })
-    await storage.recover()
+    try {
+      await mkdir(storage.directory, { recursive: true })
+      storage.lock = await FolderLock.acquire(storage.directory, lockTimings, (error) => {
+        log.warn({ err: error, directory: storage.directory }, 'fastify-kernel: the profiler folder lock was lost; it is taken again before the next write')
+      })
+      await storage.recover()
+    } catch (error) {
+      clearInterval(storage.timer)
+      await storage.lock?.unlock()
+      throw error
+    }
     return storage
   }
 
@@ -74,33 +94,69 @@ export class FileProfileStorage implements ProfileStorage {
     try {
       text = await readFile(join(this.directory, INDEX), 'utf8')
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.log.warn({ err: error }, 'fastify-kernel: the profiler index cannot be read; starting empty')
+      if (!missing(error)) this.log.warn({ err: error }, 'fastify-kernel: the profiler index cannot be read; profiles are read back from their files')
     }
+    const now = Date.now()
     const byToken = new Map<string, ProfileSummary>()
     for (const line of text.split('\n')) {
       if (line === '') continue
       let record: unknown
-      try { record = JSON.parse(line) } catch { continue } // a line torn by a crash
+      try { record = JSON.parse(line) } catch { continue } // a line torn by a crash or a full disk
       if (typeof (record as { del?: unknown }).del === 'string') byToken.delete((record as { del: string }).del)
-      else if (isSummary(record)) { byToken.delete(record.token); byToken.set(record.token, record) }
+      else if (isSummary(record, now)) { byToken.delete(record.token); byToken.set(record.token, record) }
     }
     const names = await readdir(this.directory)
     const files = new Set(names.filter((name) => PROFILE_FILE.test(name)).map((name) => name.slice(0, 6)))
-    const now = Date.now()
-    const kept = [...byToken.values()]
-      .filter((summary) => files.has(summary.token) && !this.expired(summary, now))
+    const listed = [...byToken.values()].filter((summary) => files.has(summary.token))
+    // a file the index does not list (its line was lost to a failed append, or dated wrongly)
+    // is read back: a profile that can still be read is never deleted for the index's sake
+    for (const token of files) {
+      if (byToken.has(token)) continue
+      const profile = await readFile(this.file(token), 'utf8').then((json) => parseProfile(json, token, () => undefined), () => undefined)
+      if (profile !== undefined) listed.push(summarize(profile))
+    }
+    const kept = listed
+      .filter((summary) => !this.expired(summary, now))
       .sort((a, b) => a.time - b.time)
       .slice(-this.limits.maxProfiles)
     for (const summary of kept) this.entries.set(summary.token, summary)
-    // profiles the index does not keep, and temporary files of writes a crash interrupted
+    // expired, beyond the bound, or unreadable; and temporary files of interrupted writes
     await Promise.all(names
       .filter((name) => name.endsWith('.tmp') || (PROFILE_FILE.test(name) && !this.entries.has(name.slice(0, 6))))
       .map((name) => unlink(join(this.directory, name)).catch(() => undefined)))
     await this.rewriteIndex()
   }
 
-  has (token: string): boolean {
-    return this.entries.has(token)
+  /**
+   * Before a write: the folder exists (it is recreated if it was deleted) and this process holds
+   * its lock (taken again if it was lost). Throws when another process took the folder meanwhile.
+   */
+  private async ensureFolder (): Promise<void> {
+    if (this.lock?.held === true) return
+    await mkdir(this.directory, { recursive: true })
+    await this.lock?.take()
+  }
+
+  /** Runs a write; if the folder vanished under it, recreates the folder and tries once more. */
+  private async inFolder<T> (write: () => Promise<T>): Promise<T> {
+    await this.ensureFolder()
+    try {
+      return await write()
+    } catch (error) {
+      if (!missing(error)) throw error
+      this.log.warn({ directory: this.directory }, 'fastify-kernel: the profiler folder was deleted; it is created again')
+      await this.lock?.unlock()
+      await this.ensureFolder()
+      return await write()
+    }
+  }
+
+  reserveToken (): string {
+    return this.tokens.reserve()
+  }
+
+  releaseToken (token: string): void {
+    this.tokens.release(token)
   }
 
   /**
@@ -155,8 +211,10 @@ export class FileProfileStorage implements ProfileStorage {
   private async writeProfile (token: string, json: string, summary: ProfileSummary): Promise<void> {
     const temporary = join(this.directory, `.${token}.${process.pid}.${++this.counter}.tmp`)
     try {
-      await writeFile(temporary, json)
-      await rename(temporary, this.file(token))
+      await this.inFolder(async () => {
+        await writeFile(temporary, json)
+        await rename(temporary, this.file(token))
+      })
     } catch (error) {
       await unlink(temporary).catch(() => undefined)
       this.entries.delete(token)
@@ -182,25 +240,45 @@ export class FileProfileStorage implements ProfileStorage {
     }
   }
 
-  /** Appends the pending index lines; one write at a time, later lines batched into it. */
+  /**
+   * Appends the pending index lines; one write at a time, later lines batched into it. Lines a
+   * failed append could not write stay pending for the next flush; when too many wait (a disk
+   * full for long), the next success rewrites the whole index instead.
+   */
   private flush (): Promise<void> {
     this.chain = this.chain.then(async () => {
       if (this.pendingLines.length === 0) return
       const lines = this.pendingLines
       this.pendingLines = []
-      this.indexLines += lines.length
-      await appendFile(join(this.directory, INDEX), lines.join(''))
-      if (this.indexLines > 2 * this.limits.maxProfiles + 64) await this.rewriteIndex()
-    }).catch((error: unknown) => {
-      this.log.warn({ err: error }, 'fastify-kernel: cannot write the profiler index')
+      try {
+        if (lines.length > this.limits.maxProfiles) {
+          await this.inFolder(() => this.rewriteIndex())
+        } else {
+          await this.inFolder(() => appendFile(join(this.directory, INDEX), (this.indexTorn ? '\n' : '') + lines.join('')))
+          this.indexLines += lines.length
+          if (this.indexLines > 2 * this.limits.maxProfiles + 64) await this.rewriteIndex()
+        }
+        if (this.indexTorn) this.log.warn({}, 'fastify-kernel: the profiler index is written again')
+        this.indexTorn = false
+      } catch (error) {
+        this.pendingLines = lines.concat(this.pendingLines)
+        // once per outage, not once per save
+        if (!this.indexTorn) this.log.warn({ err: error }, 'fastify-kernel: cannot write the profiler index; its lines are kept and retried')
+        this.indexTorn = true
+      }
     })
     return this.chain
   }
 
   private async rewriteIndex (): Promise<void> {
     const temporary = join(this.directory, `.${INDEX}.${process.pid}.${++this.counter}.tmp`)
-    await writeFile(temporary, [...this.entries.values()].map((summary) => JSON.stringify(summary) + '\n').join(''))
-    await rename(temporary, join(this.directory, INDEX))
+    try {
+      await writeFile(temporary, [...this.entries.values()].map((summary) => JSON.stringify(summary) + '\n').join(''))
+      await rename(temporary, join(this.directory, INDEX))
+    } catch (error) {
+      await unlink(temporary).catch(() => undefined)
+      throw error
+    }
     this.indexLines = this.entries.size
   }
 
@@ -214,17 +292,13 @@ export class FileProfileStorage implements ProfileStorage {
     try {
       text = await readFile(this.file(token), 'utf8')
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.log.warn({ err: error, token }, 'fastify-kernel: cannot read a profile')
+      if (missing(error)) this.entries.delete(token) // its folder was deleted, or a person removed it
+      else this.log.warn({ err: error, token }, 'fastify-kernel: cannot read a profile')
       return undefined
     }
-    try {
-      const profile = JSON.parse(text) as Profile
-      if (profile?.token !== token || profile.version !== 1) throw new Error('the file does not hold this profile')
-      return profile
-    } catch (error) {
+    return parseProfile(text, token, (error) => {
       this.log.warn({ err: error, token, file: this.file(token) }, 'fastify-kernel: a profile file is corrupt or truncated; answered as not found')
-      return undefined
-    }
+    })
   }
 
   async find (filter: ProfileFilter = {}): Promise<ProfileSummary[]> {
@@ -241,7 +315,7 @@ export class FileProfileStorage implements ProfileStorage {
     this.pendingLines = []
     await this.chain
     await Promise.all(tokens.map((token) => unlink(this.file(token)).catch(() => undefined)))
-    this.chain = this.chain.then(() => this.rewriteIndex())
+    this.chain = this.chain.then(() => this.inFolder(() => this.rewriteIndex()))
     await this.chain
   }
 
@@ -249,5 +323,6 @@ export class FileProfileStorage implements ProfileStorage {
     clearInterval(this.timer)
     await this.drained
     await this.flush()
+    await this.lock?.unlock()
   }
 }

@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache'
 import type { Profile, ProfileSummary } from '../profile.js'
 import { summarize } from '../profile.js'
 import type { ProfileFilter, ProfileStorage } from './storage.js'
-import { selectSummaries } from './storage.js'
+import { LocalTokens, selectSummaries } from './storage.js'
 
 interface Entry {
   summary: ProfileSummary
@@ -17,6 +17,7 @@ interface Entry {
 export class MemoryProfileStorage implements ProfileStorage {
   readonly kind = 'memory'
   private readonly cache: LRUCache<string, Entry>
+  private readonly tokens = new LocalTokens((token) => this.cache.has(token))
 
   constructor (limits: { maxProfiles: number, maxAgeMs: number, maxBytes: number }) {
     this.cache = new LRUCache<string, Entry>({
@@ -33,8 +34,12 @@ export class MemoryProfileStorage implements ProfileStorage {
     return this.cache.size
   }
 
-  has (token: string): boolean {
-    return this.cache.has(token)
+  reserveToken (): string {
+    return this.tokens.reserve()
+  }
+
+  releaseToken (token: string): void {
+    this.tokens.release(token)
   }
 
   async save (profile: Profile): Promise<void> {

@@ -1,4 +1,5 @@
 import type { Profile, ProfileSummary } from '../profile.js'
+import { createToken } from '../token.js'
 
 /** Filters of the search page; every one optional. */
 export interface ProfileFilter {
@@ -17,12 +18,23 @@ export interface ProfileFilter {
 }
 
 /**
- * Where profiles live. `has` is synchronous (the token draw asks it for every request): an
- * implementation keeps its index in memory. Bounded by count and age, the oldest purged first.
+ * Where profiles live. Bounded by count and age, the oldest purged first.
+ *
+ * Tokens are handed out by the storage, because only it can promise that a token is unique
+ * where it matters: among this process's profiles (memory, file) or among every process
+ * sharing it (Redis, where set-if-absent does it). `reserveToken` is synchronous — the draw
+ * runs at the start of every profiled request — so a shared storage reserves batches ahead.
  */
 export interface ProfileStorage {
   readonly kind: string
-  has (token: string): boolean
+  /**
+   * A token no stored profile and no other reservation has; undefined when the storage cannot
+   * promise one now (a shared store unreachable): the request is then not profiled.
+   */
+  reserveToken (): string | undefined
+  /** Ends a reservation: after its profile was saved, or when it will never be. */
+  releaseToken (token: string): void
+  /** stores the profile under its reserved token; rejects when it cannot (the profile is lost) */
   save (profile: Profile): Promise<void>
   /** undefined for an unknown, expired or unreadable profile: never throws for a bad token */
   load (token: string): Promise<Profile | undefined>
@@ -30,9 +42,31 @@ export interface ProfileStorage {
   find (filter?: ProfileFilter): Promise<ProfileSummary[]>
   /** removes every profile */
   purge (): Promise<void>
-  /** how many profiles are kept now */
+  /** how many profiles are kept now (a shared storage: as last seen) */
   readonly size: number
   close (): Promise<void>
+}
+
+/**
+ * Token reservations of a storage only one process writes (memory, file): a token is free when
+ * no stored profile has it and no request in flight was given it.
+ */
+export class LocalTokens {
+  private readonly reserved = new Set<string>()
+
+  constructor (private readonly stored: (token: string) => boolean) {}
+
+  reserve (): string {
+    const token = createToken((candidate) => this.reserved.has(candidate) || this.stored(candidate))
+    // a request that never terminates (a hijacked reply) must not grow this set without bound
+    if (this.reserved.size >= 10_000) this.reserved.clear()
+    this.reserved.add(token)
+    return token
+  }
+
+  release (token: string): void {
+    this.reserved.delete(token)
+  }
 }
 
 export function matchesFilter (summary: ProfileSummary, filter: ProfileFilter): boolean {

@@ -1,0 +1,239 @@
+import { randomBytes } from 'node:crypto'
+import type { Profile, ProfileSummary } from '../profile.js'
+import { summarize } from '../profile.js'
+import { isSummary, parseProfile } from '../profile-shape.js'
+import { randomToken, TOKEN_PATTERN } from '../token.js'
+import type { ProfileFilter, ProfileStorage } from './storage.js'
+import { selectSummaries } from './storage.js'
+import { LuaScript, withDeadline } from '../../redis/commands.js'
+import type { RedisCommands } from '../../redis/commands.js'
+import { ThrottledWarning } from '../../log/throttled-warning.js'
+
+export interface RedisProfileStorageOptions {
+  /** the app's client (ioredis); the storage never closes it */
+  client: RedisCommands
+  /** key prefix; default `fastify-kernel:{profiler}:` (one hash slot, so a Redis Cluster works too) */
+  prefix?: string
+  maxProfiles: number
+  maxAgeMs: number
+  /** most milliseconds any one call may take (default 500); beyond it the call fails */
+  commandTimeoutMs?: number
+  log: { warn: (fields: object, message: string) => void }
+}
+
+/** Tokens reserved ahead in one call, and the level that triggers the next call. */
+const POOL_SIZE = 256
+const POOL_LOW = 96
+/** a reservation lives this long in Redis; a process uses it within half of that */
+const RESERVATION_TTL_S = 600
+const USE_WITHIN_MS = RESERVATION_TTL_S * 1000 / 2
+/** after a failed call, the next reservation attempt waits this long (Redis down) */
+const RETRY_AFTER_MS = 1000
+
+/** ARGV: prefix, marker, ttl, token... → the tokens now reserved for this process */
+const RESERVE = new LuaScript(`
+local out = {}
+for i = 4, #ARGV do
+  if redis.call('SET', ARGV[1] .. ARGV[i], ARGV[2], 'NX', 'EX', ARGV[3]) then out[#out + 1] = ARGV[i] end
+end
+return out`)
+
+/** ARGV: prefix, marker, token... : ends reservations that are still this process's */
+const RELEASE = new LuaScript(`
+for i = 3, #ARGV do
+  local key = ARGV[1] .. ARGV[i]
+  if redis.call('GET', key) == ARGV[2] then redis.call('DEL', key) end
+end
+return 0`)
+
+/**
+ * KEYS: body, index. ARGV: marker, body, index member, time, max age (s), max profiles,
+ * oldest time kept, body prefix. Stores the profile only under a token this process reserved;
+ * then trims the index by age and count (deleting the bodies it drops). Atomic: two processes
+ * saving at once never leave the index over its bound. → the index size, or -1 (token not ours).
+ */
+const SAVE = new LuaScript(`
+local current = redis.call('GET', KEYS[1])
+if current and current ~= ARGV[1] then return -1 end
+redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[5])
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3])
+redis.call('EXPIRE', KEYS[2], ARGV[5])
+local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[7])
+for _, member in ipairs(expired) do redis.call('DEL', ARGV[8] .. string.sub(member, 1, 6)) end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[7])
+local excess = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[6])
+if excess > 0 then
+  for _, member in ipairs(redis.call('ZRANGE', KEYS[2], 0, excess - 1)) do redis.call('DEL', ARGV[8] .. string.sub(member, 1, 6)) end
+  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, excess - 1)
+end
+return redis.call('ZCARD', KEYS[2])`)
+
+interface Reserved { token: string, at: number }
+
+/**
+ * Profiles in Redis, shared by every process of the app. Keys (under the prefix):
+ * `p:<token>` holds a profile (expiring with `maxAge`) or, before it is saved, this process's
+ * reservation of the token; `index` is a sorted set of summaries by time, for `latest` and the
+ * search page, trimmed to `maxProfiles` atomically on each save.
+ *
+ * Tokens are unique across processes by Redis' set-if-absent: each process reserves a batch
+ * ahead (one call for 256), so drawing a token stays synchronous and costs no round trip. When
+ * Redis is down or slow, calls fail within `commandTimeoutMs`: the pool runs dry, requests are
+ * then not profiled (counted as dropped), saves fail (counted), and all resumes by itself
+ * once Redis answers again — the client reconnects; nothing here needs a restart.
+ */
+export class RedisProfileStorage implements ProfileStorage {
+  readonly kind = 'redis'
+  private readonly client: RedisCommands
+  private readonly prefix: string
+  private readonly bodyPrefix: string
+  private readonly indexKey: string
+  private readonly timeoutMs: number
+  /** what this process's reservations hold until the profile replaces them */
+  private readonly marker = `r:${randomBytes(8).toString('hex')}`
+  private readonly pool: Reserved[] = []
+  /** tokens handed out and not saved yet */
+  private readonly outstanding = new Set<string>()
+  private releasing: string[] = []
+  private refilling = false
+  private failedAt = -Infinity
+  private lastSize = 0
+  private readonly timer: NodeJS.Timeout
+  private readonly reserveFailure: ThrottledWarning
+
+  private constructor (private readonly options: RedisProfileStorageOptions) {
+    this.client = options.client
+    this.prefix = options.prefix ?? 'fastify-kernel:{profiler}:'
+    this.bodyPrefix = `${this.prefix}p:`
+    this.indexKey = `${this.prefix}index`
+    this.timeoutMs = options.commandTimeoutMs ?? 500
+    this.reserveFailure = new ThrottledWarning(options.log, 'fastify-kernel: cannot reserve profiler tokens in Redis; requests are not profiled (counted as dropped) until it answers')
+    // unused reservations are given back in batches, not one call per dropped request
+    this.timer = setInterval(() => { void this.flushReleases() }, 1000)
+    this.timer.unref()
+  }
+
+  /** Creates the storage and reserves its first tokens; rejects when Redis cannot be reached. */
+  static async open (options: RedisProfileStorageOptions): Promise<RedisProfileStorage> {
+    const storage = new RedisProfileStorage(options)
+    try {
+      await storage.refill()
+    } catch (error) {
+      clearInterval(storage.timer)
+      throw error
+    }
+    return storage
+  }
+
+  get size (): number {
+    return this.lastSize
+  }
+
+  private call<T> (what: string, promise: Promise<unknown>): Promise<T> {
+    return withDeadline(promise, this.timeoutMs, what) as Promise<T>
+  }
+
+  reserveToken (): string | undefined {
+    const now = Date.now()
+    // a reservation too old to be sure of is let go (it expires in Redis by itself)
+    while (this.pool.length > 0 && now - this.pool[0].at > USE_WITHIN_MS) this.pool.shift()
+    if (this.pool.length < POOL_LOW && !this.refilling && now - this.failedAt >= RETRY_AFTER_MS) {
+      this.refill().catch((error: unknown) => { this.reserveFailure.warn({ err: error }) })
+    }
+    const next = this.pool.shift()
+    if (next === undefined) return undefined
+    if (this.outstanding.size >= 10_000) this.outstanding.clear() // hijacked replies never release
+    this.outstanding.add(next.token)
+    return next.token
+  }
+
+  releaseToken (token: string): void {
+    // a saved profile replaced the reservation; an unsaved one is given back, in the next batch
+    if (!this.outstanding.delete(token)) return
+    this.releasing.push(token)
+    if (this.releasing.length >= POOL_SIZE) void this.flushReleases()
+  }
+
+  private async refill (): Promise<void> {
+    this.refilling = true
+    try {
+      const candidates = new Set<string>()
+      while (candidates.size < POOL_SIZE) candidates.add(randomToken())
+      const at = Date.now()
+      const reserved = await this.call<string[]>('a token reservation', RESERVE.run(this.client, [], [this.bodyPrefix, this.marker, RESERVATION_TTL_S, ...candidates]))
+      for (const token of reserved) this.pool.push({ token, at })
+    } catch (error) {
+      this.failedAt = Date.now()
+      throw error
+    } finally {
+      this.refilling = false
+    }
+  }
+
+  private async flushReleases (): Promise<void> {
+    if (this.releasing.length === 0) return
+    const tokens = this.releasing
+    this.releasing = []
+    // best effort: a reservation not given back expires by itself
+    await this.call('a token release', RELEASE.run(this.client, [], [this.bodyPrefix, this.marker, ...tokens])).catch(() => undefined)
+  }
+
+  async save (profile: Profile): Promise<void> {
+    const token = profile.token
+    if (!TOKEN_PATTERN.test(token)) throw new Error(`fastify-kernel: refusing to store a profile under "${token}"`)
+    const summary = summarize(profile)
+    const maxAgeS = Math.max(1, Math.ceil(this.options.maxAgeMs / 1000))
+    const size = await this.call<number>('a profile save', SAVE.run(this.client, [this.bodyPrefix + token, this.indexKey], [
+      this.marker, JSON.stringify(profile), token + JSON.stringify(summary), summary.time, maxAgeS,
+      this.options.maxProfiles, Date.now() - this.options.maxAgeMs, this.bodyPrefix
+    ]))
+    if (size < 0) throw new Error(`fastify-kernel: the profiler token "${token}" is no longer reserved by this process; the profile is not stored`)
+    this.outstanding.delete(token)
+    this.lastSize = size
+  }
+
+  async load (token: string): Promise<Profile | undefined> {
+    if (!TOKEN_PATTERN.test(token)) return undefined
+    const text = await this.call<string | null>('a profile read', this.client.call('GET', this.bodyPrefix + token))
+    // absent, expired, or only reserved
+    if (text === null || !text.startsWith('{')) return undefined
+    return parseProfile(text, token, (error) => {
+      this.options.log.warn({ err: error, token }, 'fastify-kernel: a profile in Redis is not readable; answered as not found')
+    })
+  }
+
+  async find (filter: ProfileFilter = {}): Promise<ProfileSummary[]> {
+    const limit = filter.limit ?? 50
+    const oldest = Math.max(Date.now() - this.options.maxAgeMs, filter.start ?? 0)
+    const newest = filter.end ?? '+inf'
+    // filters other than time are applied here: the index holds at most maxProfiles summaries
+    const timeOnly = filter.method === undefined && filter.status === undefined && filter.url === undefined && filter.ip === undefined
+    const members = await this.call<string[]>('a profile search', this.client.call('ZREVRANGEBYSCORE', this.indexKey, newest, oldest, ...(timeOnly ? ['LIMIT', 0, limit] : [])))
+    const summaries: ProfileSummary[] = []
+    for (const member of members) {
+      try {
+        const summary: unknown = JSON.parse(member.slice(6))
+        if (isSummary(summary)) summaries.push(summary)
+      } catch {} // a member written by something else
+    }
+    return selectSummaries(summaries, filter)
+  }
+
+  async purge (): Promise<void> {
+    let cursor = '0'
+    do {
+      const [next, keys] = await this.call<[string, string[]]>('a purge scan', this.client.call('SCAN', cursor, 'MATCH', `${this.prefix}*`, 'COUNT', 500))
+      if (keys.length > 0) await this.call('a purge', this.client.call('UNLINK', ...keys))
+      cursor = next
+    } while (cursor !== '0')
+    this.pool.length = 0
+    this.lastSize = 0
+  }
+
+  async close (): Promise<void> {
+    clearInterval(this.timer)
+    for (const { token } of this.pool) this.releasing.push(token)
+    this.pool.length = 0
+    await this.flushReleases()
+  }
+}

@@ -1,0 +1,45 @@
+import { createHash } from 'node:crypto'
+
+/**
+ * The little the kernel needs of a Redis client: one generic command call. ioredis' `Redis`
+ * (and `Cluster`) have it as is. The kernel never imports a client: the app creates its own,
+ * with its own connection settings, and passes it in.
+ */
+export interface RedisCommands {
+  call: (command: string, ...args: Array<string | number>) => Promise<unknown>
+}
+
+export class RedisTimeoutError extends Error {
+  readonly code = 'KERNEL_REDIS_TIMEOUT'
+}
+
+/**
+ * Settles with the command or rejects after `ms`: every call the kernel makes to Redis is
+ * bounded in time, whatever the client's own settings (a server that accepts the connection
+ * but never answers would otherwise hold a request, or a save, for ever).
+ */
+export function withDeadline<T> (promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const expired = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => { reject(new RedisTimeoutError(`fastify-kernel: Redis did not answer ${what} within ${ms} ms`)) }, ms)
+  })
+  return Promise.race([promise, expired]).finally(() => { clearTimeout(timer) })
+}
+
+/** A Lua script run by its SHA1 (EVALSHA), sent whole once when the server does not know it yet. */
+export class LuaScript {
+  private readonly sha: string
+
+  constructor (private readonly source: string) {
+    this.sha = createHash('sha1').update(source).digest('hex')
+  }
+
+  async run (client: RedisCommands, keys: string[], args: Array<string | number>): Promise<unknown> {
+    try {
+      return await client.call('EVALSHA', this.sha, keys.length, ...keys, ...args)
+    } catch (error) {
+      if (!String((error as Error).message).startsWith('NOSCRIPT')) throw error
+      return await client.call('EVAL', this.source, keys.length, ...keys, ...args)
+    }
+  }
+}

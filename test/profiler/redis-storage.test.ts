@@ -1,0 +1,201 @@
+import t from 'tap'
+import type { Test } from 'tap'
+import { Redis } from 'ioredis'
+import { RedisProfileStorage } from '../../src/profiler/storage/redis.js'
+import type { Profile } from '../../src/profiler/profile.js'
+import { buildApp } from '../helpers.js'
+import { host } from './helpers.js'
+import { TestRedis } from '../redis/server.js'
+
+let counter = 0
+function fakeProfile (overrides: Partial<Profile> = {}): Profile {
+  const token = (0x200000 + counter++).toString(16)
+  return {
+    version: 1, token, method: 'GET', url: `http://example.test/p/${token}`, statusCode: 200, ip: '127.0.0.1', time: Date.now(), duration: 1,
+    aborted: false,
+    request: { method: 'GET', url: '', path: '/', query: {}, protocol: 'http', httpVersion: '1.1', ip: '127.0.0.1', headers: [], cookies: [], body: null, attributes: [], route: null },
+    response: null,
+    routing: { outcome: 'none', route: null, redirect: null, allow: [], attemptedPath: null, trace: null },
+    exception: null,
+    events: { tracing: true, entries: [] },
+    logs: [],
+    performance: { totalMs: 1, timeToFirstByteMs: 1, heapUsedStart: 1, heapUsedEnd: 1 },
+    collected: {},
+    ...overrides
+  }
+}
+
+const quiet = { warn: () => undefined }
+
+/** A client as the service configures it: no offline queue, bounded calls. */
+async function appClient (t: Test, redis: TestRedis): Promise<Redis> {
+  const client = new Redis(redis.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 500, lazyConnect: true })
+  client.on('error', () => undefined)
+  t.teardown(() => { client.disconnect() })
+  await client.connect()
+  return client
+}
+
+/** A profile under a token the storage reserved (as the profiler does). */
+function reservedProfile (store: RedisProfileStorage, overrides: Partial<Profile> = {}): Profile {
+  const token = store.reserveToken()
+  if (token === undefined) throw new Error('no token reserved')
+  return fakeProfile({ ...overrides, token })
+}
+
+t.test('redis storage: save, load, find with filters, expiry set on every key, purge', async (t) => {
+  const redis = await TestRedis.start(t)
+  const admin = redis.client(t)
+  const store = await RedisProfileStorage.open({ client: await appClient(t, redis), maxProfiles: 10, maxAgeMs: 60_000, log: quiet })
+  t.teardown(() => store.close())
+  const a = reservedProfile(store, { method: 'POST', statusCode: 404, time: Date.now() - 10 })
+  const b = reservedProfile(store)
+  await store.save(a)
+  await store.save(b)
+  t.same(await store.load(a.token), a)
+  t.same((await store.find()).map((s) => s.token), [b.token, a.token], 'newest first')
+  t.same((await store.find({ method: 'post' })).map((s) => s.token), [a.token])
+  t.same((await store.find({ status: '4xx' })).map((s) => s.token), [a.token])
+  t.same((await store.find({ limit: 1 })).map((s) => s.token), [b.token])
+  t.equal(store.size, 2)
+  const ttl = Number(await admin.ttl(`fastify-kernel:{profiler}:p:${a.token}`))
+  t.ok(ttl > 50 && ttl <= 60, `the body expires with maxAge (${ttl} s)`)
+  t.ok(Number(await admin.ttl('fastify-kernel:{profiler}:index')) > 0, 'so does the index')
+  t.equal(await store.load('zzzzzz'), undefined)
+  t.equal(await store.load(store.reserveToken()!), undefined, 'a reserved token without a profile is not found')
+
+  await admin.set(`fastify-kernel:{profiler}:p:${b.token}`, JSON.stringify({ ...b, logs: 'wrong' }))
+  t.equal(await store.load(b.token), undefined, 'a body of the wrong shape is not found')
+  await admin.zadd('fastify-kernel:{profiler}:index', Date.now(), 'abcdef{"token":"abcdef","time":8.64e15}')
+  t.notOk((await store.find()).some((s) => s.token === 'abcdef'), 'an index member of the wrong shape is skipped')
+
+  await store.purge()
+  t.equal(await store.load(a.token), undefined)
+  t.same(await admin.keys('fastify-kernel:*'), [])
+})
+
+t.test('redis storage: tokens are unique across processes (set-if-absent), and a token is saved only by its holder', async (t) => {
+  const redis = await TestRedis.start(t)
+  const one = await RedisProfileStorage.open({ client: await appClient(t, redis), maxProfiles: 100, maxAgeMs: 60_000, log: quiet })
+  const two = await RedisProfileStorage.open({ client: await appClient(t, redis), maxProfiles: 100, maxAgeMs: 60_000, log: quiet })
+  t.teardown(async () => { await one.close(); await two.close() })
+  const seen = new Map<string, string>()
+  let collisions = 0
+  for (let i = 0; i < 3000; i++) {
+    for (const [name, store] of [['one', one], ['two', two]] as const) {
+      let token = store.reserveToken()
+      // the pool refills in the background: wait for it as a quiet moment would
+      while (token === undefined) { await new Promise((resolve) => setTimeout(resolve, 1)); token = store.reserveToken() }
+      if (seen.has(token)) collisions++
+      // held, as by requests in flight or saved profiles
+      seen.set(token, name)
+    }
+  }
+  t.equal(collisions, 0, '6000 tokens drawn by two processes, none twice')
+
+  const mine = one.reserveToken()!
+  await t.rejects(two.save(fakeProfile({ token: mine })), /no longer reserved by this process/, 'another process cannot store under my token')
+  await one.save(fakeProfile({ token: mine }))
+  await t.rejects(two.save(fakeProfile({ token: mine })), /no longer reserved/, 'nor overwrite my profile')
+  t.equal((await two.load(mine))?.token, mine, 'but it reads it')
+})
+
+t.test('redis storage: the count bound holds atomically under concurrent saves from two processes', async (t) => {
+  const redis = await TestRedis.start(t)
+  const admin = redis.client(t)
+  const stores = await Promise.all([0, 1].map(async () => RedisProfileStorage.open({ client: await appClient(t, redis), maxProfiles: 50, maxAgeMs: 60_000, log: quiet })))
+  t.teardown(async () => { for (const s of stores) await s.close() })
+  const saved: Profile[] = []
+  for (let round = 0; round < 10; round++) {
+    const batch = stores.flatMap((store) => Array.from({ length: 20 }, (_, i) => ({ store, profile: reservedProfile(store, { time: Date.now() - 10_000 + round * 100 + i }) })))
+    saved.push(...batch.map((b) => b.profile))
+    await Promise.all(batch.map(({ store, profile }) => store.save(profile)))
+    const size = await admin.zcard('fastify-kernel:{profiler}:index')
+    t.ok(size <= 50, `round ${round}: ${size} in the index`)
+  }
+  const bodies = (await admin.keys('fastify-kernel:{profiler}:p:*'))
+  const profiles = (await Promise.all(bodies.map((k) => admin.get(k)))).filter((v) => v?.startsWith('{'))
+  t.equal(profiles.length, 50, 'the bodies of trimmed profiles are deleted with their index entry')
+  const newest = saved.sort((x, y) => x.time - y.time).slice(-50).map((p) => p.token).sort()
+  t.same((await stores[0].find({ limit: 100 })).map((s) => s.token).sort(), newest, 'the newest 50 are kept')
+})
+
+t.test('redis storage: old profiles leave the index and their bodies expire', async (t) => {
+  const redis = await TestRedis.start(t)
+  const admin = redis.client(t)
+  const store = await RedisProfileStorage.open({ client: await appClient(t, redis), maxProfiles: 50, maxAgeMs: 1000, log: quiet })
+  t.teardown(() => store.close())
+  const old = reservedProfile(store, { time: Date.now() - 5000 })
+  await store.save(old)
+  t.same(await store.find(), [], 'older than maxAge: not found')
+  const fresh = reservedProfile(store)
+  await store.save(fresh)
+  t.equal(await admin.zscore('fastify-kernel:{profiler}:index', old.token + JSON.stringify({ token: old.token, method: old.method, url: old.url, statusCode: old.statusCode, ip: old.ip, time: old.time, duration: old.duration })), null, 'trimmed from the index by the next save')
+  t.equal(await admin.exists(`fastify-kernel:{profiler}:p:${old.token}`), 0, 'and its body deleted')
+})
+
+t.test('the app with redis storage: Redis down never fails a request, drops are counted and shown, saves resume when it is back', async (t) => {
+  const redis = await TestRedis.start(t)
+  const client = await appClient(t, redis)
+  const app = await buildApp({ debug: true, profiler: { storage: 'redis', redis: { client, commandTimeout: 300 }, saveBudget: 1 } })
+  t.teardown(() => app.close())
+  const profiler = app.kernelProfiler!
+
+  const before = await app.inject({ url: '/hello/before', headers: { host } })
+  await profiler.settled()
+  const token = String(before.headers['x-debug-token'])
+  t.equal((await app.inject({ url: `/_profiler/${token}`, headers: { host } })).statusCode, 200)
+  t.match((await app.inject({ url: `/_profiler/${token}`, headers: { host } })).body, '/hello/before')
+
+  await redis.stop()
+  const statuses: number[] = []
+  for (let i = 0; i < 300; i++) statuses.push((await app.inject({ url: `/hello/${i}`, headers: { host } })).statusCode)
+  await profiler.settled()
+  t.same([...new Set(statuses)], [200], '300 requests while Redis is down: every one answered 200')
+  t.ok(profiler.dropped >= 1, `profiles dropped and counted (${profiler.dropped})`)
+  const search = await app.inject({ url: '/_profiler/', headers: { host } })
+  t.equal(search.statusCode, 503, 'the profiler pages say the storage is unavailable')
+  t.match(search.body, 'The profiler storage (redis) is unavailable')
+
+  await redis.start()
+  // the client reconnects by itself; the pool refills at the next draw after the retry delay
+  let resumed: string | undefined
+  for (let i = 0; i < 200 && resumed === undefined; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    const res = await app.inject({ url: '/hello/after', headers: { host } })
+    t.equal(res.statusCode, 200)
+    const drawn = res.headers['x-debug-token']
+    await profiler.settled()
+    if (typeof drawn === 'string' && await profiler.storage.load(drawn) !== undefined) resumed = drawn
+  }
+  t.ok(resumed, 'a profile is stored again without a restart')
+  const page = await app.inject({ url: `/_profiler/${resumed}`, headers: { host } })
+  t.equal(page.statusCode, 200)
+  const dropped = await app.inject({ url: '/_profiler/', headers: { host } })
+  t.match(dropped.body, /id="dropped">\d+ profiles were not stored/, 'the search page shows the drops')
+})
+
+t.test('redis storage options: a client is required, and an unreachable Redis fails register clearly', async (t) => {
+  await t.rejects(buildApp({ debug: true, profiler: { storage: 'redis' } }), { code: 'KERNEL_INVALID_OPTIONS', message: /profiler\.redis\.client/ })
+  const client = new Redis(1, '127.0.0.1', { enableOfflineQueue: false, lazyConnect: true, maxRetriesPerRequest: 0 })
+  client.on('error', () => undefined)
+  t.teardown(() => { client.disconnect() })
+  await t.rejects(buildApp({ debug: true, profiler: { storage: 'redis', redis: { client } } }), { code: 'KERNEL_REDIS_UNAVAILABLE', message: /the profiler cannot reach Redis/ })
+})
+
+t.test('redis storage: a Redis that does not answer fails each call at its time bound', async (t) => {
+  const redis = await TestRedis.start(t)
+  const admin = redis.client(t)
+  // no client-side timeout: the storage's own bound must hold
+  const client = new Redis(redis.url, { enableOfflineQueue: false, lazyConnect: true })
+  client.on('error', () => undefined)
+  t.teardown(() => { client.disconnect() })
+  await client.connect()
+  const store = await RedisProfileStorage.open({ client, maxProfiles: 10, maxAgeMs: 60_000, commandTimeoutMs: 100, log: quiet })
+  t.teardown(() => store.close())
+  const profile = reservedProfile(store)
+  const sleeping = admin.call('DEBUG', 'SLEEP', '1')
+  await t.rejects(store.save(profile), { code: 'KERNEL_REDIS_TIMEOUT' })
+  await t.rejects(store.find(), { code: 'KERNEL_REDIS_TIMEOUT' })
+  await sleeping
+})
