@@ -10,6 +10,9 @@ import { createRouterListener, kKernelInternalRoute, kKernelNotFound, kKernelRou
 import { createErrorController } from '../src/kernel/listeners/error-controller.js'
 import { logException } from '../src/kernel/listeners/exception-logger.js'
 import { disallowRobotsIndexing } from '../src/kernel/listeners/robots.js'
+import { allowCspNonces } from '../src/kernel/listeners/csp-nonces.js'
+import { SourceExcerpts } from '../src/errors/source-excerpt.js'
+import { wholeStackTraces } from '../src/errors/stack-trace-limit.js'
 import { KernelContext } from '../src/kernel/context.js'
 import { HttpException } from '../src/errors/http-exceptions.js'
 import { installLifecycle, sendKernelResponse } from './lifecycle.js'
@@ -38,15 +41,24 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
   app.decorateRequest('kernel', null)
 
   await registerKernelViews(app)
-  const errorController = createErrorController(
-    options.debug,
-    (template, model) => app.kernelView(template, model),
-    kernel.errorPageExtensions
-  )
+  const errorController = createErrorController({
+    debug: options.debug,
+    render: (template, model) => app.kernelView(template, model),
+    extensions: kernel.errorPageExtensions,
+    redactor: () => kernel.redactor,
+    sources: options.debug ? new SourceExcerpts({ root: process.cwd(), fileLinkFormat: options.fileLinkFormat }) : undefined
+  })
+  if (options.debug) {
+    const restoreStackTraceLimit = wholeStackTraces()
+    app.addHook('onClose', async () => { restoreStackTraceLimit() })
+  }
 
   kernel.on(Stage.REQUEST, createRouterListener(routes, options.debug), { priority: Priority.ROUTER, name: 'router' })
   kernel.on(Stage.EXCEPTION, logException, { priority: Priority.EXCEPTION_LOGGER, name: 'exception logger' })
   kernel.on(Stage.EXCEPTION, errorController, { priority: Priority.ERROR_CONTROLLER, name: 'error controller' })
+  if (options.debug) {
+    kernel.on(Stage.RESPONSE, allowCspNonces, { priority: Priority.CSP_NONCES, name: 'content security policy nonces' })
+  }
   if (options.disallowRobotsIndexing) {
     kernel.on(Stage.RESPONSE, disallowRobotsIndexing, { priority: Priority.ROBOTS, name: 'disallow robots indexing' })
   }

@@ -2,14 +2,19 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Kernel } from '../src/kernel/kernel.js'
 import type { ResolvedKernelOptions } from '../src/config/options.js'
 import { Priority, Stage } from '../src/kernel/stages.js'
-import { createTemplateRenderer } from './views.js'
+import { TRACE_PARTIALS, createTemplateRenderer } from './views.js'
 import { kKernelInternalRoute } from '../src/kernel/listeners/router.js'
 import { NotFoundHttpException } from '../src/errors/http-exceptions.js'
 import { permanentRedirect, redirectLocation } from '../src/routing/redirect.js'
 import { KernelError } from '../src/errors/kernel-errors.js'
 import { resolveProfilerOptions } from '../src/profiler/options.js'
 import type { ResolvedProfilerOptions } from '../src/profiler/options.js'
-import { PROFILER_PATH, Profiler, kProfilerRoute } from '../src/profiler/profiler.js'
+import { PROFILER_PATH, Profiler, TOOLBAR_PATH, kProfilerRoute } from '../src/profiler/profiler.js'
+import type { ProfilerRouteMark } from '../src/profiler/profiler.js'
+import { SourceExcerpts } from '../src/errors/source-excerpt.js'
+import { packageVersion } from '../src/config/paths.js'
+import { WebDebugToolbar } from '../src/profiler/toolbar/toolbar.js'
+import { toolbarModel } from '../src/profiler/toolbar/model.js'
 import type { ProfileStorage } from '../src/profiler/storage/storage.js'
 import { MemoryProfileStorage } from '../src/profiler/storage/memory.js'
 import { FileProfileStorage } from '../src/profiler/storage/file.js'
@@ -20,11 +25,14 @@ import { neighboursOf, noProfilesPage, parseFilter, profilePage, searchPage, tok
 
 /** Before every other kernel.request listener: the token must exist before any error page. */
 const PROFILER_START_PRIORITY = 4096
+/** Symfony's panel names, opening the same panels as ours. */
+const PANEL_ALIASES: Record<string, string> = { router: 'routing', time: 'performance', logger: 'logs' }
 
 const PARTIALS: Record<string, string> = {
   profile: 'profiler/profile.hbs',
   search: 'profiler/search.hbs',
   missing: 'profiler/missing.hbs',
+  ...TRACE_PARTIALS,
   ...Object.fromEntries(['request', 'exception', 'routing', 'events', 'logs', 'performance', 'session', 'security', 'generic']
     .map((panel) => [`panel-${panel}`, `profiler/panels/${panel}.hbs`]))
 }
@@ -50,8 +58,11 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   if (!options.debug || profilerOptions === undefined) return
 
   const storage = await openStorage(profilerOptions, app)
-  const profiler = new Profiler(profilerOptions, storage, () => kernel.routes.routes, options.trace, app.log)
+  const sources = new SourceExcerpts({ root: process.cwd(), fileLinkFormat: options.fileLinkFormat })
+  const profiler = new Profiler(profilerOptions, storage, () => kernel.routes.routes, options.trace, app.log, sources)
   app.decorate('kernelProfiler', profiler)
+  // one redaction policy: the debug error page masks what the profile masks
+  kernel.redactor = profiler.redactor
   app.addHook('onClose', async () => { await profiler.settled(); await storage.close() })
 
   // each request's log records, captured where Fastify creates request.log
@@ -61,6 +72,9 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   kernel.on(Stage.RESPONSE, profiler.respond, { priority: Priority.PROFILER, name: 'profiler' })
   kernel.on(Stage.TERMINATE, profiler.terminate, { priority: Priority.PROFILE_SAVE, name: 'profile save' })
   kernel.errorPageExtensions.push(profiler.errorPage)
+  if (profilerOptions.toolbar) {
+    kernel.on(Stage.RESPONSE, new WebDebugToolbar(profiler.allowList).listener, { priority: Priority.WEB_DEBUG_TOOLBAR, name: 'web debug toolbar' })
+  }
 
   const render = await createTemplateRenderer(app, PARTIALS)
 
@@ -73,7 +87,8 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   async function showProfile (profile: Profile, query: unknown, reply: FastifyReply): Promise<FastifyReply> {
     const asked = (query as Record<string, unknown> | undefined)?.panel
     const requested = Array.isArray(asked) ? asked[0] : asked
-    const panel = typeof requested === 'string' && requested !== '' ? requested : defaultPanel(profile)
+    const named = typeof requested === 'string' && requested !== '' ? requested : defaultPanel(profile)
+    const panel = PANEL_ALIASES[named] ?? named
     if (!availablePanels(profile).includes(panel)) {
       throw new NotFoundHttpException(`Panel "${panel}" is not available for token "${profile.token}".`)
     }
@@ -81,7 +96,7 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
     return page(reply, profilePage(profile, panel, neighboursOf(profile.token, all), routes()))
   }
 
-  const config = (name: string) => ({ name, [kProfilerRoute]: true, [kKernelInternalRoute]: true })
+  const config = (name: string, mark: ProfilerRouteMark = true) => ({ name, [kProfilerRoute]: mark, [kKernelInternalRoute]: true })
 
   /** The profiler's own trailing-slash redirects (its routes are not in the app's route table). */
   function redirectTo (request: FastifyRequest, reply: FastifyReply, path: string): FastifyReply {
@@ -92,7 +107,8 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
     return reply.code(301).headers(redirect.headers).type(redirect.contentType).send(redirect.body)
   }
 
-  app.get(PROFILER_PATH, { config: config('_profiler_home_redirect') }, async function profilerHomeRedirect (request, reply) {
+  // Symfony profiles the profiler's redirects: only its pages switch the profiler off
+  app.get(PROFILER_PATH, { config: config('_profiler_home_redirect', 'profiled') }, async function profilerHomeRedirect (request, reply) {
     return redirectTo(request, reply, `${PROFILER_PATH}/`)
   })
 
@@ -110,7 +126,7 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
 
   // Symfony's redirectable matcher sends a GET with the wrong trailing slash to the right URL;
   // the profiler's routes are not in the app's route table, so they say it themselves
-  app.get(`${PROFILER_PATH}/:token/`, { config: config('_profiler_trailing_slash') }, async function profilerTrailingSlash (request, reply) {
+  app.get(`${PROFILER_PATH}/:token/`, { config: config('_profiler_trailing_slash', 'profiled') }, async function profilerTrailingSlash (request, reply) {
     return redirectTo(request, reply, (request.kernel?.uri?.path ?? request.url.split('?')[0]).replace(/\/+$/, ''))
   })
 
@@ -119,6 +135,24 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
     const profile = await storage.load(token)
     if (profile === undefined) return page(reply, tokenNotFoundPage(token))
     return showProfile(profile, request.query, reply)
+  })
+
+  // the web debug toolbar's routes, answering as Symfony's ProfilerController::toolbarAction
+  const versions = { kernel: packageVersion, fastify: app.version, node: process.versions.node }
+  const fragment = (reply: FastifyReply, status: number, html: string): FastifyReply =>
+    reply.code(status).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(html)
+
+  app.get(`${TOOLBAR_PATH}/empty`, { config: config('_wdt_empty', 'profiled') }, async function webDebugToolbarEmpty (_request, reply) {
+    return fragment(reply, 200, '')
+  })
+
+  // one character at least: `/_wdt/` is the router's ordinary 404, as in Symfony
+  app.get(`${TOOLBAR_PATH}/:token(^.+$)`, { config: config('_wdt') }, async function webDebugToolbar (request, reply) {
+    const { token } = request.params as { token: string }
+    await profiler.untilStored(token)
+    const profile = await storage.load(token)
+    if (profile === undefined) return fragment(reply, 404, '')
+    return fragment(reply, 200, await render('profiler/toolbar.hbs', toolbarModel(profile, versions)))
   })
 }
 

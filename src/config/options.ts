@@ -18,6 +18,12 @@ export interface KernelOptions {
    * timeline); default: on in debug. Off, stages without listeners cost nothing.
    */
   trace?: boolean
+  /**
+   * debug pages: turns file references into "open in editor" links, as Symfony's `framework.ide`:
+   * a format with `%f` (file) and `%l` (line), e.g. `vscode://file/%f:%l`, or an editor's name
+   * (`vscode`, `phpstorm`, `webstorm`, `idea`, `sublime`, …); `&/from>/to` path mappings may follow
+   */
+  fileLinkFormat?: string
   /** the web profiler (debug only; default on in debug): `true`, `false` or its options */
   profiler?: boolean | ProfilerOptions
   /** sessions, validated by the session feature */
@@ -33,6 +39,7 @@ export interface ResolvedKernelOptions {
   disallowRobotsIndexing: boolean
   notFoundHandler: boolean
   trace: boolean
+  fileLinkFormat: string | undefined
   /** the features' own options, passed on as given */
   profiler: KernelOptions['profiler']
   session: KernelOptions['session']
@@ -48,6 +55,7 @@ const schema = {
     disallowRobotsIndexing: { type: 'boolean' },
     notFoundHandler: { type: 'boolean' },
     trace: { type: 'boolean' },
+    fileLinkFormat: { type: 'string' },
     profiler: { type: ['boolean', 'object'] },
     session: { type: 'object' },
     locale: { type: 'object' },
@@ -79,6 +87,7 @@ export function resolveKernelOptions (options: unknown): ResolvedKernelOptions {
     disallowRobotsIndexing: o.disallowRobotsIndexing ?? debug,
     notFoundHandler: o.notFoundHandler ?? true,
     trace: o.trace ?? debug,
+    fileLinkFormat: o.fileLinkFormat,
     profiler: o.profiler,
     session: o.session,
     locale: o.locale,

@@ -5,6 +5,7 @@ import type { ListenerOptions, StageListener } from './dispatcher.js'
 import { StageDispatcher } from './dispatcher.js'
 import type { RouteTable } from '../routing/route-table.js'
 import type { ErrorPageExtension } from './listeners/error-controller.js'
+import { Redactor } from '../http/redact.js'
 
 /**
  * The public face of the kernel, decorated on the app as `app.kernel`: add stage listeners,
@@ -13,6 +14,8 @@ import type { ErrorPageExtension } from './listeners/error-controller.js'
 export class Kernel {
   readonly dispatcher: StageDispatcher
   readonly errorPageExtensions: ErrorPageExtension[] = []
+  /** what debug pages and the profiler mask; the profiler's `redact` options replace the default */
+  redactor = new Redactor()
 
   /** Runs the stages for a request Fastify rejected before routing; installed by the lifecycle. */
   handleRejectedRequest: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => Promise<void> = async (error, _request, reply) => {

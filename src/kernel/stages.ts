@@ -27,6 +27,8 @@ export const Priority = {
   EXCEPTION_LOGGER: 0,
   ERROR_CONTROLLER: -128,
   PROFILER: -100,
+  WEB_DEBUG_TOOLBAR: -128,
+  CSP_NONCES: -130,
   ROBOTS: -255,
   PROFILE_SAVE: -1024
 } as const

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { Redactor, REDACTED } from '../../src/profiler/redact.js'
+import { Redactor, REDACTED } from '../../src/http/redact.js'
 import { buildApp } from '../helpers.js'
 import { profiled } from './helpers.js'
 
