@@ -197,3 +197,16 @@ t.test('a profile URL with a trailing slash redirects (301) to the profile, quer
   t.equal(denied.statusCode, 404)
   t.equal(denied.json().detail, `No route found for "GET http://${host}/_profiler/${token}/"`)
 })
+
+t.test('Symfony\'s panel names open the same panels: router, time, logger', async (t) => {
+  const app = await buildApp({ debug: true })
+  t.teardown(() => app.close())
+  const { token } = await profiled(app, { url: '/hello/x' })
+  for (const [symfony, ours] of [['router', 'routing'], ['time', 'performance'], ['logger', 'logs']]) {
+    const res = await page(app, `/_profiler/${token}?panel=${symfony}`)
+    t.equal(res.statusCode, 200, `?panel=${symfony}`)
+    t.match(res.body, `<main id="panel" data-panel="${ours}">`, `?panel=${symfony} opens ${ours}`)
+    t.match(res.body, new RegExp(`<a href="[^"]*panel(=|&#x3D;)${ours}" data-panel="${ours}" class="active">`), 'and marks it in the menu')
+  }
+  t.equal((await page(app, `/_profiler/${token}?panel=routerx`)).statusCode, 404, 'other names are still unknown')
+})
