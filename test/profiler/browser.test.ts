@@ -1,19 +1,14 @@
 import t from 'tap'
-import { existsSync, mkdirSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { chromium } from 'playwright-core'
 import type { Browser } from 'playwright-core'
 import { buildApp } from '../helpers.js'
+import { CHROMIUM, CHROMIUM_ARGS, chromiumAvailable } from '../chromium.js'
 
-// Debian's chromium (.ci/run installs it); CHROMIUM_PATH points elsewhere
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const artifacts = resolve(import.meta.dirname, '../artifacts')
 
-if (!existsSync(CHROMIUM)) {
-  // CI installs Debian's chromium (.ci/run): a missing browser there is a failure, not a skip
-  if (process.env.CI !== undefined) t.fail(`${CHROMIUM} is missing: the browser test cannot run in CI`)
-  else t.skip(`${CHROMIUM} is not installed (apt-get install chromium): browser test skipped`)
-} else {
+if (chromiumAvailable(t)) {
   t.test('a 404\'s profile in a real browser: panels switch, the timeline and the routing trace render, no console errors', async (t) => {
     mkdirSync(artifacts, { recursive: true })
     const app = await buildApp({ debug: true })
@@ -29,7 +24,7 @@ if (!existsSync(CHROMIUM)) {
 
     let browser: Browser
     try {
-      browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })
+      browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
     } catch (error) {
       t.fail(`chromium did not start: ${(error as Error).message}`)
       return

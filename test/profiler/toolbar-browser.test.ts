@@ -1,17 +1,15 @@
 import t from 'tap'
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs'
+import { copyFileSync, mkdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import helmet from '@fastify/helmet'
 import { chromium } from 'playwright-core'
 import type { Browser, Page } from 'playwright-core'
 import { buildApp } from '../helpers.js'
+import { CHROMIUM, CHROMIUM_ARGS, chromiumAvailable } from '../chromium.js'
 
-// Debian's chromium (.ci/run installs it); CHROMIUM_PATH points elsewhere
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const artifacts = resolve(import.meta.dirname, '../artifacts')
 // UPDATE_README_IMAGES=1 also copies the two screenshots the README shows to docs/images/
 const readmeImages = resolve(import.meta.dirname, '../../docs/images')
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
 
 const PAGE = `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Orders</title></head>
@@ -45,11 +43,7 @@ async function shoot (page: Page, name: string, readmeName?: string): Promise<vo
   }
 }
 
-if (!existsSync(CHROMIUM)) {
-  // CI installs Debian's chromium (.ci/run): a missing browser there is a failure, not a skip
-  if (process.env.CI !== undefined) t.fail(`${CHROMIUM} is missing: the browser test cannot run in CI`)
-  else t.skip(`${CHROMIUM} is not installed (apt-get install chromium): browser test skipped`)
-} else {
+if (chromiumAvailable(t)) {
   t.test('the web debug toolbar under helmet\'s CSP: shown, follows the page\'s fetch(), links to the profile; the debug error page too', async (t) => {
     mkdirSync(artifacts, { recursive: true })
     const app = await buildApp({ debug: true, fileLinkFormat: 'vscode' }, {}, (app) => {
