@@ -15,6 +15,8 @@ export interface ServiceEnv extends RequestServicesEnv {
   /** Fastify's trustProxy: false, true, a hop count or a list of addresses/CIDRs */
   TRUST_PROXY: boolean | number | string
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+  /** debug pages: the kernel's `fileLinkFormat` ("open in editor" links): `vscode`, `phpstorm`, … or a format with %f and %l */
+  APP_IDE: string | null
   /** the profiler's storage (debug only): `file` (default) or `memory` */
   PROFILER_STORAGE: 'file' | 'memory'
   /** folder of the profiler's file storage */
@@ -36,6 +38,7 @@ const schema = {
     PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 8000 },
     TRUST_PROXY: { type: 'string', default: 'false' },
     LOG_LEVEL: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' },
+    APP_IDE: { type: 'string', default: '' },
     ...requestServicesSchema,
     PROFILER_STORAGE: { type: 'string', enum: ['file', 'memory'], default: 'file' },
     PROFILER_DIR: { type: 'string', minLength: 1, default: 'var/profiler' },
@@ -73,6 +76,7 @@ export function loadServiceEnv (data: Record<string, string | undefined> = proce
     PORT: raw.PORT as number,
     TRUST_PROXY: parseTrustProxy(raw.TRUST_PROXY as string),
     LOG_LEVEL: raw.LOG_LEVEL as ServiceEnv['LOG_LEVEL'],
+    APP_IDE: (raw.APP_IDE as string).trim() === '' ? null : (raw.APP_IDE as string).trim(),
     PROFILER_STORAGE: raw.PROFILER_STORAGE as ServiceEnv['PROFILER_STORAGE'],
     PROFILER_DIR: raw.PROFILER_DIR as string,
     PROFILER_MAX_PROFILES: raw.PROFILER_MAX_PROFILES as number,

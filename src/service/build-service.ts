@@ -16,6 +16,7 @@ export async function buildService (env: ServiceEnv, overrides: { logger?: boole
   const app = await createKernelApp({
     kernel: {
       debug: env.APP_DEBUG,
+      ...(env.APP_IDE === null ? {} : { fileLinkFormat: env.APP_IDE }),
       ...services.options,
       // the service keeps profiles on disk (under var/ by default); the plugin's default is memory
       profiler: {
