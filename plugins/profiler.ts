@@ -13,7 +13,7 @@ import { PROFILER_PATH, Profiler, TOOLBAR_PATH, kProfilerRoute } from '../src/pr
 import type { ProfilerRouteMark } from '../src/profiler/profiler.js'
 import { SourceExcerpts } from '../src/errors/source-excerpt.js'
 import { packageVersion } from '../src/config/paths.js'
-import { WebDebugToolbar } from '../src/profiler/toolbar/toolbar.js'
+import { TOOLBAR_ASSETS, WebDebugToolbar, readToolbarAsset } from '../src/profiler/toolbar/toolbar.js'
 import { toolbarModel } from '../src/profiler/toolbar/model.js'
 import type { ProfileStorage } from '../src/profiler/storage/storage.js'
 import { MemoryProfileStorage } from '../src/profiler/storage/memory.js'
@@ -145,6 +145,13 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   app.get(`${TOOLBAR_PATH}/empty`, { config: config('_wdt_empty', 'profiled') }, async function webDebugToolbarEmpty (_request, reply) {
     return fragment(reply, 200, '')
   })
+
+  for (const [name, asset] of Object.entries(TOOLBAR_ASSETS)) {
+    const body = readToolbarAsset(name as keyof typeof TOOLBAR_ASSETS)
+    app.get(asset.path, { config: config(`_wdt_${name}`) }, async function webDebugToolbarAsset (_request, reply) {
+      return reply.header('cache-control', 'max-age=600, private').type(asset.contentType).send(body)
+    })
+  }
 
   // one character at least: `/_wdt/` is the router's ordinary 404, as in Symfony
   app.get(`${TOOLBAR_PATH}/:token(^.+$)`, { config: config('_wdt') }, async function webDebugToolbar (request, reply) {

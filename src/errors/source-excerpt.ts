@@ -16,6 +16,7 @@ const MAX_EXCERPTS = 20
 const MAX_LINE = 400
 const MAX_SOURCE_BYTES = 4 * 1024 * 1024
 const CHAIN = 'errors.chain'
+const MAX_POSITIONS = 4096
 
 /**
  * The kernel's own code, shown folded like a dependency's (as Symfony's frames are under
@@ -78,6 +79,12 @@ export class SourceExcerpts {
   private readonly link: FileLinker | undefined
   private readonly root: string
   private readonly displayPaths = new LRUCache<string, string>({ max: 1024 })
+  /**
+   * Described positions (`file:line:column`): the same few frames recur in every error of an
+   * app (its routing errors, its middleware), and describing one costs a map lookup, path work
+   * and an excerpt; reused, a whole stack costs a few map reads.
+   */
+  private readonly positions = new Map<string, Omit<StackFrame, 'function'>>()
 
   constructor (options: SourceExcerptOptions) {
     this.root = options.root
@@ -115,6 +122,18 @@ export class SourceExcerpts {
   }
 
   private describe (frame: StackFrame, withExcerpt: boolean): StackFrame {
+    const key = `${withExcerpt ? '+' : '-'}${frame.file}:${frame.line}:${frame.column}`
+    let position = this.positions.get(key)
+    if (position === undefined) {
+      const { function: _name, ...described } = this.describePosition(frame, withExcerpt)
+      position = described
+      if (this.positions.size >= MAX_POSITIONS) this.positions.clear()
+      this.positions.set(key, position)
+    }
+    return { function: frame.function, ...position }
+  }
+
+  private describePosition (frame: StackFrame, withExcerpt: boolean): StackFrame {
     const original = originalPosition(frame.file, frame.line, frame.column)
     const file = original?.file ?? frame.file
     const line = original?.line ?? frame.line

@@ -37,10 +37,18 @@ export class Redactor {
     this.names = new Set([...SECRET_HEADERS, ...extraNames.map((n) => n.toLowerCase())])
   }
 
+  /** the same few header and field names come back on every request */
+  private readonly verdicts = new Map<string, boolean>()
+
   isSecret (name: string): boolean {
-    const lower = name.toLowerCase()
-    if (NEVER_REDACTED.has(lower)) return false
-    return this.names.has(lower) || this.pattern.test(name)
+    let verdict = this.verdicts.get(name)
+    if (verdict === undefined) {
+      const lower = name.toLowerCase()
+      verdict = !NEVER_REDACTED.has(lower) && (this.names.has(lower) || this.pattern.test(name))
+      if (this.verdicts.size >= 1024) this.verdicts.clear()
+      this.verdicts.set(name, verdict)
+    }
+    return verdict
   }
 
   /** A URL with the values of secret query fields masked (`?api_key=******`). */

@@ -79,6 +79,7 @@ if (chromiumAvailable(t)) {
     const pageToken = headers['x-debug-token']
 
     await page.waitForSelector('.kwdt[data-kwdt-loaded]')
+    t.equal(await page.evaluate(() => getComputedStyle(document.querySelector('.kwdt')!).position), 'fixed', 'the toolbar\'s stylesheet applied')
     t.equal((await page.textContent('[data-kwdt-status]'))?.trim(), '200', 'the toolbar shows the status')
     t.equal((await page.textContent('[data-kwdt-route]'))?.trim(), '@ order_list', 'and the route')
     t.equal((await page.textContent('[data-kwdt-user]'))?.trim(), 'anonymous')

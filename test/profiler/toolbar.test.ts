@@ -8,7 +8,7 @@ import { lastClosingBody } from '../../src/profiler/toolbar/inject.js'
 import { hashPassword } from '../../src/security/index.js'
 
 const HTML = '<!DOCTYPE html><html><head><title>t</title></head><body><p>hello</p></body></html>'
-const SNIPPET = /<div id="kwdt-([0-9a-f]{6})" class="kwdt" data-wdt="\/_wdt\/\1">/
+const SNIPPET = /<div id="kwdt-([0-9a-f]{6})" class="kwdt" data-wdt="\/_wdt\/\1" hidden><\/div><link rel="stylesheet" href="\/_wdt\/styles.css" nonce="[\w-]+"><script src="\/_wdt\/toolbar.js" nonce="[\w-]+" data-token="\1"><\/script>/
 
 /** An app whose routes answer HTML in each of the ways the toolbar must tell apart. */
 function pages (app: FastifyInstance): void {
@@ -138,6 +138,15 @@ t.test('/_wdt answers as Symfony\'s toolbar action: fragment, 404 empty, empty, 
   t.equal(empty.statusCode, 200)
   t.equal(empty.body, '')
   t.match(empty.headers['x-debug-token'], /^[0-9a-f]{6}$/, '/_wdt/empty is profiled')
+
+  for (const [path, type, text] of [['/_wdt/styles.css', 'text/css; charset=utf-8', '.kwdt'], ['/_wdt/toolbar.js', 'text/javascript; charset=utf-8', 'X-Debug-Token']]) {
+    const asset = await page(app, path)
+    t.equal(asset.statusCode, 200, path)
+    t.equal(asset.headers['content-type'], type)
+    t.equal(asset.headers['cache-control'], 'max-age=600, private', 'cached by the browser')
+    t.notOk(asset.headers['x-debug-token'], 'not profiled')
+    t.match(asset.body, text)
+  }
 
   const bare = await page(app, '/_wdt/', { accept: 'application/json' })
   t.equal(bare.statusCode, 404)

@@ -10,25 +10,30 @@ import { TOOLBAR_OPT_OUT_HEADER, acceptsToolbar, injectToolbar } from './inject.
 
 const ASSETS = join(templatesDir, 'profiler', 'toolbar')
 
+/** The toolbar's stylesheet and script, served at `/_wdt/styles.css` and `/_wdt/toolbar.js` (Symfony 6 has the first). */
+export const TOOLBAR_ASSETS = {
+  stylesheet: { path: `${TOOLBAR_PATH}/styles.css`, file: join(ASSETS, 'toolbar.css'), contentType: 'text/css; charset=utf-8' },
+  script: { path: `${TOOLBAR_PATH}/toolbar.js`, file: join(ASSETS, 'toolbar.js'), contentType: 'text/javascript; charset=utf-8' }
+} as const
+
+export function readToolbarAsset (asset: keyof typeof TOOLBAR_ASSETS): string {
+  return readFileSync(TOOLBAR_ASSETS[asset].file, 'utf8')
+}
+
 /**
  * The web debug toolbar's side of kernel.response: the snippet injected into each HTML page,
- * which loads `/_wdt/<token>` in the browser. Its script and stylesheet are read once; each
- * page gets them inline with the response's CSP nonces, as Symfony's toolbar_js does.
+ * which loads `/_wdt/<token>` in the browser. The page gets a few hundred bytes: the toolbar's
+ * stylesheet and script are files of their own (cached by the browser), loaded with the
+ * response's CSP nonces so that even a nonce-only policy lets them run.
  */
 export class WebDebugToolbar {
-  private readonly css: string
-  private readonly js: string
+  constructor (private readonly allowList: ClientAllowList) {}
 
-  constructor (private readonly allowList: ClientAllowList) {
-    this.css = readFileSync(join(ASSETS, 'toolbar.css'), 'utf8')
-    this.js = readFileSync(join(ASSETS, 'toolbar.js'), 'utf8')
-  }
-
-  /** The injected markup: token and nonces are hex and base64, nothing else comes from the request. */
+  /** The injected markup: token and nonces are hex and base64url, nothing else comes from the request. */
   snippet (token: string, nonces: CspNonces): string {
-    return `<div id="kwdt-${token}" class="kwdt" data-wdt="${TOOLBAR_PATH}/${token}"><div class="kwdt-bar"><span class="kwdt-loading">Loading the web debug toolbar...</span></div></div>` +
-      `<style nonce="${nonces.style}">${this.css}</style>` +
-      `<script nonce="${nonces.script}" data-token="${token}">${this.js}</script>`
+    return `<div id="kwdt-${token}" class="kwdt" data-wdt="${TOOLBAR_PATH}/${token}" hidden></div>` +
+      `<link rel="stylesheet" href="${TOOLBAR_ASSETS.stylesheet.path}" nonce="${nonces.style}">` +
+      `<script src="${TOOLBAR_ASSETS.script.path}" nonce="${nonces.script}" data-token="${token}"></script>`
   }
 
   /**

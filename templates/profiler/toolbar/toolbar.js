@@ -2,7 +2,7 @@
  * fastify-kernel web debug toolbar. Loads the toolbar of this page's request (GET /_wdt/<token>),
  * then lists the page's later fetch() and XMLHttpRequest calls whose responses carry
  * X-Debug-Token, with a link to each one's profile. No inline handlers and no style attributes:
- * it runs under a strict Content-Security-Policy (this script and its stylesheet carry nonces).
+ * it runs under a strict Content-Security-Policy (this script and its stylesheet are loaded with nonces).
  * Request data is written with textContent only.
  */
 (function () {
@@ -125,11 +125,12 @@
     })
     .then(function (html) {
       root.innerHTML = html
+      root.hidden = false
       root.setAttribute('data-kwdt-loaded', '')
       setup()
     })
     .catch(function (error) {
-      var loading = root.querySelector('.kwdt-loading')
-      if (loading !== null) loading.textContent = 'The web debug toolbar could not be loaded: ' + error.message
+      // said once, quietly: a page without its toolbar is no error of the page's
+      if (window.console) window.console.info('fastify-kernel: the web debug toolbar could not be loaded: ' + error.message)
     })
 })()
