@@ -1,5 +1,7 @@
 import type { Test } from 'tap'
 import { existsSync } from 'node:fs'
+import { chromium } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 
 /** Debian's chromium (.ci/run installs it); CHROMIUM_PATH points elsewhere. Never a downloaded browser. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
@@ -14,4 +16,16 @@ export function chromiumAvailable (t: Test): boolean {
   if (process.env.CI !== undefined) t.fail(`${CHROMIUM} is missing: the browser test cannot run in CI`)
   else t.skip(`${CHROMIUM} is not installed (apt-get install chromium): browser test skipped`)
   return false
+}
+
+/** Debian's chromium, closed by the test's teardown; undefined (and the test failed) when it does not start. */
+export async function launchChromium (t: Test): Promise<Browser | undefined> {
+  try {
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
+    t.teardown(() => browser.close())
+    return browser
+  } catch (error) {
+    t.fail(`chromium did not start: ${(error as Error).message}`)
+    return undefined
+  }
 }

@@ -1,10 +1,8 @@
 import t from 'tap'
 import { mkdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { chromium } from 'playwright-core'
-import type { Browser } from 'playwright-core'
 import { buildApp } from '../helpers.js'
-import { CHROMIUM, CHROMIUM_ARGS, chromiumAvailable } from '../chromium.js'
+import { chromiumAvailable, launchChromium } from '../chromium.js'
 
 const artifacts = resolve(import.meta.dirname, '../artifacts')
 
@@ -22,14 +20,8 @@ if (chromiumAvailable(t)) {
     t.ok(link?.startsWith(`${base}/_profiler/`), 'the 404 links its profile')
     await app.kernelProfiler!.settled()
 
-    let browser: Browser
-    try {
-      browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
-    } catch (error) {
-      t.fail(`chromium did not start: ${(error as Error).message}`)
-      return
-    }
-    t.teardown(() => browser.close())
+    const browser = await launchChromium(t)
+    if (browser === undefined) return
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
     const consoleErrors: string[] = []
     page.on('console', (message) => { if (message.type() === 'error') consoleErrors.push(message.text()) })

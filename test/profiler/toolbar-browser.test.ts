@@ -2,10 +2,9 @@ import t from 'tap'
 import { copyFileSync, mkdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import helmet from '@fastify/helmet'
-import { chromium } from 'playwright-core'
-import type { Browser, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { buildApp } from '../helpers.js'
-import { CHROMIUM, CHROMIUM_ARGS, chromiumAvailable } from '../chromium.js'
+import { chromiumAvailable, launchChromium } from '../chromium.js'
 
 const artifacts = resolve(import.meta.dirname, '../artifacts')
 // UPDATE_README_IMAGES=1 also copies the two screenshots the README shows to docs/images/
@@ -61,14 +60,8 @@ if (chromiumAvailable(t)) {
     await app.listen({ port: 0, host: '127.0.0.1' })
     const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
 
-    let browser: Browser
-    try {
-      browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
-    } catch (error) {
-      t.fail(`chromium did not start: ${(error as Error).message}`)
-      return
-    }
-    t.teardown(() => browser.close())
+    const browser = await launchChromium(t)
+    if (browser === undefined) return
     const page = await browser.newPage({ viewport: { width: 1280, height: 720 } })
     const problems = watchConsole(page, new Set([`${base}/boom`]))
 
