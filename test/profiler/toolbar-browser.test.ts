@@ -17,6 +17,9 @@ const PAGE = `<!DOCTYPE html>
 const PAGE_SCRIPT = `document.addEventListener('DOMContentLoaded', function () {
   fetch('/api/orders?status=open').then(function (r) { return r.json() }).then(function (body) {
     document.getElementById('result').textContent = body.count + ' open orders'
+    var xhr = new XMLHttpRequest()
+    xhr.open('POST', '/api/orders/<b>draft')
+    xhr.send()
   })
 })`
 
@@ -54,6 +57,7 @@ if (chromiumAvailable(t)) {
         request.log.warn('slow orders query')
         return { count: 3 }
       })
+      app.post('/api/orders/:name', async (_request, reply) => reply.code(422).send({ error: 'not a valid order' }))
       app.get('/favicon.ico', async (_request, reply) => reply.code(204).send())
     })
     t.teardown(() => app.close())
@@ -63,7 +67,7 @@ if (chromiumAvailable(t)) {
     const browser = await launchChromium(t)
     if (browser === undefined) return
     const page = await browser.newPage({ viewport: { width: 1280, height: 720 } })
-    const problems = watchConsole(page, new Set([`${base}/boom`]))
+    const problems = watchConsole(page, new Set([`${base}/boom`, `${base}/api/orders/%3Cb%3Edraft`]))
 
     const opened = await page.goto(`${base}/orders`)
     t.equal(opened?.status(), 200)
@@ -78,10 +82,13 @@ if (chromiumAvailable(t)) {
     t.equal((await page.textContent('[data-kwdt-user]'))?.trim(), 'anonymous')
     t.equal(await page.textContent('#result'), '3 open orders', 'the page\'s own script ran')
 
-    // the page's fetch() is listed with its own profile
-    await page.waitForSelector('[data-kwdt-ajax]:not([hidden])')
-    t.equal(await page.textContent('[data-kwdt-ajax-count]'), '1')
-    const row = await page.locator('[data-kwdt-ajax-rows] tr').first().locator('td').allTextContents()
+    // the page's fetch() and XHR are listed, newest first, each with its own profile
+    await page.waitForFunction(() => document.querySelector('[data-kwdt-ajax-count]')?.textContent === '2')
+    const xhrRow = await page.locator('[data-kwdt-ajax-rows] tr').first().locator('td').allTextContents()
+    t.same(xhrRow.slice(0, 3), ['POST', `${base}/api/orders/%3Cb%3Edraft`, '422'], 'the XHR, its URL as text')
+    t.equal(await page.locator('[data-kwdt-ajax-rows] b').count(), 0, 'nothing from a URL becomes markup')
+    t.equal(await page.getAttribute('[data-kwdt-ajax-rows] tr:first-child', 'class'), 'kwdt-ajax-row-error', 'a 4xx stands out')
+    const row = await page.locator('[data-kwdt-ajax-rows] tr').nth(1).locator('td').allTextContents()
     t.equal(row[0], 'GET')
     t.equal(row[1], `${base}/api/orders?status=open`)
     t.equal(row[2], '200')
@@ -89,7 +96,7 @@ if (chromiumAvailable(t)) {
     const ajaxToken = row[4]
     t.match(ajaxToken, /^[0-9a-f]{6}$/)
     t.not(ajaxToken, pageToken, 'the fetch has a profile of its own')
-    t.equal(await page.getAttribute('[data-kwdt-ajax-token]', 'href'), `${base}/_profiler/${ajaxToken}`)
+    t.equal(await page.getAttribute(`[data-kwdt-ajax-token="${ajaxToken}"]`, 'href'), `${base}/_profiler/${ajaxToken}`)
     await page.hover('[data-kwdt-ajax]')
     await shoot(page, 'toolbar.png', 'toolbar.png')
     await page.hover('[data-kwdt="logs"]')
