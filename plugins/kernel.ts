@@ -10,10 +10,13 @@ import { controllerName, createRouterListener } from '../src/kernel/listeners/ro
 import { createErrorController } from '../src/kernel/listeners/error-controller.js'
 import { logException } from '../src/kernel/listeners/exception-logger.js'
 import { disallowRobotsIndexing } from '../src/kernel/listeners/robots.js'
+import { allowCspNonces } from '../src/kernel/listeners/csp-nonces.js'
+import { SourceExcerpts } from '../src/errors/source-excerpt.js'
+import { wholeStackTraces } from '../src/errors/stack-trace-limit.js'
 import { kKernelInternalRoute, kKernelNotFound, kKernelRoute } from '../src/symbols.js'
 import { installLifecycle } from './lifecycle.js'
 import { installBodyTimeout } from './body-timeout.js'
-import { createTemplateRenderer } from './views.js'
+import { TRACE_PARTIALS, createTemplateRenderer } from './views.js'
 import { registerProfiler } from './profiler.js'
 import { registerSession } from './session.js'
 import { registerLocale } from './locale.js'
@@ -72,12 +75,25 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
   app.decorateRequest('kernel', null)
   mirrorRoutes(app, routes)
 
-  const render = await createTemplateRenderer(app)
-  const errorController = createErrorController(options.debug, render, kernel.errorPageExtensions)
+  const render = await createTemplateRenderer(app, TRACE_PARTIALS)
+  const errorController = createErrorController({
+    debug: options.debug,
+    render,
+    extensions: kernel.errorPageExtensions,
+    redactor: () => kernel.redactor,
+    sources: options.debug ? new SourceExcerpts({ root: process.cwd(), fileLinkFormat: options.fileLinkFormat }) : undefined
+  })
+  if (options.debug) {
+    const restoreStackTraceLimit = wholeStackTraces()
+    app.addHook('onClose', async () => { restoreStackTraceLimit() })
+  }
 
   kernel.on(Stage.REQUEST, createRouterListener(routes, options.debug), { priority: Priority.ROUTER, name: 'router' })
   kernel.on(Stage.EXCEPTION, logException, { priority: Priority.EXCEPTION_LOGGER, name: 'exception logger' })
   kernel.on(Stage.EXCEPTION, errorController, { priority: Priority.ERROR_CONTROLLER, name: 'error controller' })
+  if (options.debug) {
+    kernel.on(Stage.RESPONSE, allowCspNonces, { priority: Priority.CSP_NONCES, name: 'content security policy nonces' })
+  }
   if (options.disallowRobotsIndexing) {
     kernel.on(Stage.RESPONSE, disallowRobotsIndexing, { priority: Priority.ROBOTS, name: 'disallow robots indexing' })
   }

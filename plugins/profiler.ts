@@ -3,14 +3,19 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } fro
 import type { Kernel } from '../src/kernel/kernel.js'
 import type { ResolvedKernelOptions } from '../src/config/options.js'
 import { Priority, Stage } from '../src/kernel/stages.js'
-import { createTemplateRenderer } from './views.js'
+import { TRACE_PARTIALS, createTemplateRenderer } from './views.js'
 import { kKernelInternalRoute, kProfilerRoute } from '../src/symbols.js'
 import { NotFoundHttpException, ServiceUnavailableHttpException } from '../src/errors/http-exceptions.js'
 import { permanentRedirect, redirectLocation } from '../src/routing/redirect.js'
 import { KernelError } from '../src/errors/kernel-errors.js'
 import { resolveProfilerOptions } from '../src/profiler/options.js'
 import type { ResolvedProfilerOptions } from '../src/profiler/options.js'
-import { PROFILER_PATH, Profiler } from '../src/profiler/profiler.js'
+import { PROFILER_PATH, Profiler, TOOLBAR_PATH } from '../src/profiler/profiler.js'
+import type { ProfilerRouteMark } from '../src/profiler/profiler.js'
+import { SourceExcerpts } from '../src/errors/source-excerpt.js'
+import { packageVersion } from '../src/config/paths.js'
+import { TOOLBAR_ASSETS, WebDebugToolbar, readToolbarAsset } from '../src/profiler/toolbar/toolbar.js'
+import { toolbarModel } from '../src/profiler/toolbar/model.js'
 import type { ProfileStorage } from '../src/profiler/storage/storage.js'
 import { MemoryProfileStorage } from '../src/profiler/storage/memory.js'
 import { FileProfileStorage } from '../src/profiler/storage/file.js'
@@ -22,11 +27,14 @@ import { neighboursOf, noProfilesPage, parseFilter, profilePage, searchPage, tok
 
 /** Before every other kernel.request listener: the token must exist before any error page. */
 const PROFILER_START_PRIORITY = 4096
+/** Symfony's panel names, opening the same panels as ours. */
+const PANEL_ALIASES: Record<string, string> = { router: 'routing', time: 'performance', logger: 'logs' }
 
 const PARTIALS: Record<string, string> = {
   profile: 'profiler/profile.hbs',
   search: 'profiler/search.hbs',
   missing: 'profiler/missing.hbs',
+  ...TRACE_PARTIALS,
   ...Object.fromEntries(['request', 'exception', 'routing', 'events', 'logs', 'performance', 'session', 'security', 'generic']
     .map((panel) => [`panel-${panel}`, `profiler/panels/${panel}.hbs`]))
 }
@@ -62,8 +70,11 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   if (storage.kind === 'memory' && cluster.isWorker) {
     app.log.warn('fastify-kernel: the profiler keeps profiles in this process\'s memory, and this is a node:cluster worker: a token shown by one worker is "not found" on the others. Use the Redis storage to share profiles between processes.')
   }
-  const profiler = new Profiler(profilerOptions, storage, () => kernel.routes.routes, options.trace, app.log)
+  const sources = new SourceExcerpts({ root: process.cwd(), fileLinkFormat: options.fileLinkFormat })
+  const profiler = new Profiler(profilerOptions, storage, () => kernel.routes.routes, options.trace, app.log, sources)
   app.decorate('kernelProfiler', profiler)
+  // one redaction policy: the debug error page masks what the profile masks
+  kernel.redactor = profiler.redactor
   app.addHook('onClose', async () => { await profiler.settled(); await storage.close() })
 
   // each request's log records, captured where Fastify creates request.log
@@ -73,6 +84,9 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   kernel.on(Stage.RESPONSE, profiler.respond, { priority: Priority.PROFILER, name: 'profiler' })
   kernel.on(Stage.TERMINATE, profiler.terminate, { priority: Priority.PROFILE_SAVE, name: 'profile save' })
   kernel.errorPageExtensions.push(profiler.errorPage)
+  if (profilerOptions.toolbar) {
+    kernel.on(Stage.RESPONSE, new WebDebugToolbar(profiler.allowList).listener, { priority: Priority.WEB_DEBUG_TOOLBAR, name: 'web debug toolbar' })
+  }
 
   const render = await createTemplateRenderer(app, PARTIALS)
 
@@ -94,7 +108,8 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   async function showProfile (profile: Profile, query: unknown, reply: FastifyReply): Promise<FastifyReply> {
     const asked = (query as Record<string, unknown> | undefined)?.panel
     const requested = Array.isArray(asked) ? asked[0] : asked
-    const panel = typeof requested === 'string' && requested !== '' ? requested : defaultPanel(profile)
+    const named = typeof requested === 'string' && requested !== '' ? requested : defaultPanel(profile)
+    const panel = PANEL_ALIASES[named] ?? named
     if (!availablePanels(profile).includes(panel)) {
       throw new NotFoundHttpException(`Panel "${panel}" is not available for token "${profile.token}".`)
     }
@@ -103,7 +118,7 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   }
 
   // hidden from @fastify/swagger's documentation, like @fastify/cors's own route
-  const config = (name: string) => ({ config: { name, [kProfilerRoute]: true, [kKernelInternalRoute]: true }, schema: { hide: true } as FastifySchema })
+  const config = (name: string, mark: ProfilerRouteMark = true) => ({ config: { name, [kProfilerRoute]: mark, [kKernelInternalRoute]: true }, schema: { hide: true } as FastifySchema })
 
   /** The profiler's own trailing-slash redirects (its routes are not in the app's route table). */
   function redirectTo (request: FastifyRequest, reply: FastifyReply, path: string): FastifyReply {
@@ -114,7 +129,8 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
     return reply.code(301).headers(redirect.headers).type(redirect.contentType).send(redirect.body)
   }
 
-  app.get(PROFILER_PATH, config('_profiler_home_redirect'), async function profilerHomeRedirect (request, reply) {
+  // Symfony profiles the profiler's redirects: only its pages switch the profiler off
+  app.get(PROFILER_PATH, config('_profiler_home_redirect', 'profiled'), async function profilerHomeRedirect (request, reply) {
     return redirectTo(request, reply, `${PROFILER_PATH}/`)
   })
 
@@ -132,7 +148,7 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
 
   // Symfony's redirectable matcher sends a GET with the wrong trailing slash to the right URL;
   // the profiler's routes are not in the app's route table, so they say it themselves
-  app.get(`${PROFILER_PATH}/:token/`, config('_profiler_trailing_slash'), async function profilerTrailingSlash (request, reply) {
+  app.get(`${PROFILER_PATH}/:token/`, config('_profiler_trailing_slash', 'profiled'), async function profilerTrailingSlash (request, reply) {
     return redirectTo(request, reply, (request.kernel?.uri?.path ?? request.url.split('?')[0]).replace(/\/+$/, ''))
   })
 
@@ -141,5 +157,30 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
     const profile = await read(storage.load(token))
     if (profile === undefined) return page(reply, tokenNotFoundPage(token))
     return showProfile(profile, request.query, reply)
+  })
+
+  // the web debug toolbar's routes, answering as Symfony's ProfilerController::toolbarAction
+  const versions = { kernel: packageVersion, fastify: app.version, node: process.versions.node }
+  const fragment = (reply: FastifyReply, status: number, html: string): FastifyReply =>
+    reply.code(status).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(html)
+
+  app.get(`${TOOLBAR_PATH}/empty`, config('_wdt_empty', 'profiled'), async function webDebugToolbarEmpty (_request, reply) {
+    return fragment(reply, 200, '')
+  })
+
+  for (const [name, asset] of Object.entries(TOOLBAR_ASSETS)) {
+    const body = readToolbarAsset(name as keyof typeof TOOLBAR_ASSETS)
+    app.get(asset.path, config(`_wdt_${name}`), async function webDebugToolbarAsset (_request, reply) {
+      return reply.header('cache-control', 'max-age=600, private').type(asset.contentType).send(body)
+    })
+  }
+
+  // one character at least: `/_wdt/` is the router's ordinary 404, as in Symfony
+  app.get(`${TOOLBAR_PATH}/:token(^.+$)`, config('_wdt'), async function webDebugToolbar (request, reply) {
+    const { token } = request.params as { token: string }
+    await profiler.untilStored(token)
+    const profile = await read(storage.load(token)).catch(() => undefined)
+    if (profile === undefined) return fragment(reply, 404, '')
+    return fragment(reply, 200, await render('profiler/toolbar.hbs', toolbarModel(profile, versions)))
   })
 }

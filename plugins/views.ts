@@ -4,6 +4,13 @@ import Handlebars from 'handlebars'
 import { templatesDir } from '../src/config/paths.js'
 import { registerTemplateHelpers } from '../src/http/template-helpers.js'
 
+/** The stack trace of debug pages, shared by the error page and the profiler's exception panel. */
+export const TRACE_PARTIALS: Record<string, string> = {
+  trace: 'errors/trace.hbs',
+  'frame-location': 'errors/frame-location.hbs',
+  'trace-style': 'errors/trace-style.hbs'
+}
+
 /** Renders one of the kernel's templates (relative to `templates/`) to a string. */
 export type TemplateRender = (page: string, data?: object) => Promise<string>
 

@@ -63,6 +63,7 @@ export async function buildService (env: ServiceEnv, overrides: { logger?: boole
     app = await createKernelApp({
       kernel: {
         debug: env.APP_DEBUG,
+        ...(env.APP_IDE === null ? {} : { fileLinkFormat: env.APP_IDE }),
         ...services.options,
         ...(redis !== undefined && env.SESSION_STORE === 'redis' ? { session: { ...services.options.session, ttl: SESSION_TTL, store: new IdleExpiryRedisStore(redis, SESSION_TTL) } } : {}),
         // the service keeps profiles on disk (under var/ by default) or in Redis; the plugin's default is memory

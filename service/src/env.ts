@@ -16,6 +16,8 @@ export interface ServiceEnv extends RequestServicesEnv {
   /** Fastify's trustProxy: false, true, a hop count or a list of addresses/CIDRs */
   TRUST_PROXY: boolean | number | string
   LOG_LEVEL: typeof LOG_LEVELS[number]
+  /** debug pages: the kernel's `fileLinkFormat` ("open in editor" links): `vscode`, `phpstorm`, … or a format with %f and %l */
+  APP_IDE: string | null
   /** Redis for sessions and profiles, shared by every process of the service; null: none (embedded defaults) */
   REDIS_URL: string | null
   /** where sessions live: `redis` (default with REDIS_URL) or `memory` (default without) */
@@ -44,6 +46,7 @@ const schema = {
     PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 8000 },
     TRUST_PROXY: { type: 'string', default: 'false' },
     LOG_LEVEL: { type: 'string', enum: LOG_LEVELS, default: 'info' },
+    APP_IDE: { type: 'string', default: '' },
     ...requestServicesSchema,
     REDIS_URL: { type: 'string' },
     SESSION_STORE: { type: 'string', enum: ['memory', 'redis'] },
@@ -121,6 +124,7 @@ export function loadServiceEnv (data: Record<string, string | undefined> = proce
     PORT: raw.PORT as number,
     TRUST_PROXY: parseTrustProxy(raw.TRUST_PROXY as string),
     LOG_LEVEL: raw.LOG_LEVEL as ServiceEnv['LOG_LEVEL'],
+    APP_IDE: (raw.APP_IDE as string).trim() === '' ? null : (raw.APP_IDE as string).trim(),
     REDIS_URL: redisUrl,
     SESSION_STORE: sessionStore,
     PROFILER_STORAGE: profilerStorage,

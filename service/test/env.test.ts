@@ -8,7 +8,7 @@ const SECRET = 'a-prod-session-secret-of-40-characters!!'
 t.test('defaults: dev, debug on, 127.0.0.1:8000', async (t) => {
   const env = loadServiceEnv({}, false)
   t.same(env, {
-    APP_ENV: 'dev', APP_DEBUG: true, APP_FORCE_DEBUG: false, HOST: '127.0.0.1', PORT: 8000, TRUST_PROXY: false, LOG_LEVEL: 'info',
+    APP_ENV: 'dev', APP_DEBUG: true, APP_FORCE_DEBUG: false, HOST: '127.0.0.1', PORT: 8000, TRUST_PROXY: false, LOG_LEVEL: 'info', APP_IDE: null,
     APP_SESSION_SECRET: null, APP_LOCALES: ['en', 'fr'], APP_DEFAULT_LOCALE: 'en', APP_USERS: null, APP_API_TOKENS: null,
     REDIS_URL: null, SESSION_STORE: 'memory', PROFILER_STORAGE: 'file', PROFILER_DIR: 'var/profiler', PROFILER_MAX_PROFILES: 2000, PROFILER_MAX_AGE: 172800, PROFILER_ALLOWED_NETWORKS: []
   })
@@ -108,4 +108,16 @@ t.test('the example service answers its home page and the exact routing errors',
   t.equal((await app.inject({ url: '/fr/contact' })).json().locale, 'fr')
   t.equal((await app.inject({ url: '/items/abc' })).statusCode, 404)
   t.equal((await app.inject({ url: '/blog' })).statusCode, 301)
+})
+
+t.test('APP_IDE turns file references of debug pages into editor links', async (t) => {
+  t.equal(loadServiceEnv({ APP_IDE: ' vscode ' }, false).APP_IDE, 'vscode')
+  const app = await buildService(loadServiceEnv({ APP_ENV: 'test', APP_DEBUG: 'true', APP_IDE: 'phpstorm', PROFILER_STORAGE: 'memory' }, false), { logger: false })
+  t.teardown(() => app.close())
+  const res = await app.inject({ url: '/boom', headers: { accept: 'text/html' } })
+  t.equal(res.statusCode, 500)
+  t.match(res.body, /<a class="file" href="phpstorm:\/\/open\?file&#x3D;\/[^"]+example-app\.ts&amp;line&#x3D;\d+">service\/src\/example-app\.ts<\/a>/, 'the example app\'s file, linked')
+  const plain = await buildService(loadServiceEnv({ APP_ENV: 'test', APP_DEBUG: 'true', PROFILER_STORAGE: 'memory' }, false), { logger: false })
+  t.teardown(() => plain.close())
+  t.notMatch((await plain.inject({ url: '/boom', headers: { accept: 'text/html' } })).body, 'class="file" href=', 'unset: no links')
 })

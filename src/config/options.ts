@@ -21,6 +21,12 @@ export interface KernelOptions {
    * timeline); default: on in debug. Off, stages without listeners cost nothing.
    */
   trace?: boolean
+  /**
+   * debug pages: turns file references into "open in editor" links, as Symfony's `framework.ide`:
+   * a format with `%f` (file) and `%l` (line), e.g. `vscode://file/%f:%l`, or an editor's name
+   * (`vscode`, `phpstorm`, `webstorm`, `idea`, `sublime`, …); `&/from>/to` path mappings may follow
+   */
+  fileLinkFormat?: string
   /** the web profiler (debug only; default on in debug): `true`, `false` or its options */
   profiler?: boolean | ProfilerOptions
   /**
@@ -42,6 +48,7 @@ export interface ResolvedKernelOptions {
   notFoundHandler: boolean
   trace: boolean
   bodyTimeout: number
+  fileLinkFormat: string | undefined
   /** the features' own options, passed on as given (each feature validates its own) */
   profiler: KernelOptions['profiler']
   session: KernelOptions['session']
@@ -58,6 +65,7 @@ const schema = {
     notFoundHandler: { type: 'boolean' },
     trace: { type: 'boolean' },
     bodyTimeout: { type: 'integer', minimum: 0 },
+    fileLinkFormat: { type: 'string' },
     profiler: { type: ['boolean', 'object'] },
     session: { type: 'object' },
     locale: { type: 'object' },
@@ -90,6 +98,7 @@ export function resolveKernelOptions (options: unknown): ResolvedKernelOptions {
     notFoundHandler: o.notFoundHandler ?? true,
     trace: o.trace ?? debug,
     bodyTimeout: o.bodyTimeout ?? 30_000,
+    fileLinkFormat: o.fileLinkFormat,
     profiler: o.profiler,
     session: o.session,
     locale: o.locale,

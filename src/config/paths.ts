@@ -18,4 +18,6 @@ function findPackageRoot (): string {
 }
 
 export const packageRoot = findPackageRoot()
+/** The kernel's version, as the web debug toolbar shows it. */
+export const packageVersion = (JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version: string }).version
 export const templatesDir = join(packageRoot, 'templates')

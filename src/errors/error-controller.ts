@@ -2,6 +2,7 @@ import type { ErrorFormat } from '../http/negotiate.js'
 import { rawUrlEncode } from '../http/encoding.js'
 import type { FlatException } from './flatten.js'
 import { flattenChain } from './flatten.js'
+import { traceView } from './trace-view.js'
 
 /** What the error page shows of the request; every string here is client-controlled. */
 export interface RequestSummary {
@@ -20,6 +21,10 @@ export interface ErrorPageInput {
   profile?: { token: string, link: string }
   /** extra blocks the debug page shows (the profiler adds the nearest routes of a 404) */
   hints?: Array<{ title: string, lines: string[] }>
+  /** the exception chain already flattened (debug: with source excerpts); default: flattened here */
+  chain?: FlatException[]
+  /** debug: the nonce of the page's inline style, for a Content-Security-Policy */
+  styleNonce?: string
 }
 
 /** A response to render: either a finished body (JSON) or a template and its data. */
@@ -40,7 +45,7 @@ const MAX_DEBUG_HEADER_MESSAGE = 2000
  * response. Debug answers tell everything; production answers tell the status and nothing else.
  */
 export function planErrorResponse (input: ErrorPageInput): ErrorResponsePlan {
-  const chain = flattenChain(input.error, input.debug)
+  const chain = input.chain ?? flattenChain(input.error, input.debug)
   const outer = chain[0]
   const headers: Record<string, string> = { ...outer.headers, Vary: 'Accept' }
   if (input.debug) {
@@ -96,11 +101,12 @@ function debugModel (chain: FlatException[], input: ErrorPageInput): Record<stri
     chain: chain.map((exception, position) => ({
       ...exception,
       position: chain.length - position,
-      appFrames: exception.trace.filter((frame) => !frame.vendor).length
+      ...traceView(exception.trace)
     })),
     chainLength: chain.length,
     request: input.request,
     profile: input.profile,
-    hints: input.hints ?? []
+    hints: input.hints ?? [],
+    styleNonce: input.styleNonce
   }
 }

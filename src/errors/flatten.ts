@@ -4,11 +4,25 @@ import { HttpException } from './http-exceptions.js'
 
 export interface StackFrame {
   function: string
+  /** absolute path (or `node:…`), of the original source when a source map said where it came from */
   file: string
   line: number
   column: number
-  /** Node's own code or a dependency's, folded away on the debug page */
+  /** Node's own code, a dependency's or the kernel's: folded away on the debug page */
   vendor: boolean
+  /** debug pages: the path shown, relative to the project root */
+  display?: string
+  /** debug pages: the "open in editor" link, when `fileLinkFormat` is set */
+  link?: string
+  /** debug pages: the lines around `line`, for frames of application code */
+  excerpt?: SourceLine[]
+}
+
+/** One line of a source excerpt; `current` is the line the frame points at. */
+export interface SourceLine {
+  number: number
+  text: string
+  current: boolean
 }
 
 /** One exception of a chain, as plain data: what the error pages and the profiler show. */
@@ -18,6 +32,11 @@ export interface FlatException {
   message: string
   statusCode: number
   statusText: string
+  /**
+   * whether the exception itself carries the status (an HTTP exception, or an error with a
+   * 4xx/5xx `statusCode`); a cause that does not is no "500 Internal Server Error" of its own
+   */
+  isHttp: boolean
   headers: Record<string, string>
   file: string
   line: number
@@ -36,12 +55,17 @@ export function statusText (statusCode: number): string {
  * status, otherwise 500.
  */
 export function statusOf (error: unknown): number {
+  return ownStatusOf(error) ?? 500
+}
+
+/** The status an error carries itself, if any. */
+function ownStatusOf (error: unknown): number | undefined {
   if (error instanceof HttpException) return error.statusCode
   if (typeof error === 'object' && error !== null) {
     const status = (error as { statusCode?: unknown }).statusCode ?? (error as { status?: unknown }).status
     if (typeof status === 'number' && Number.isInteger(status) && status >= 400 && status <= 599) return status
   }
-  return 500
+  return undefined
 }
 
 export function headersOf (error: unknown): Record<string, string> {
@@ -81,9 +105,10 @@ export function parseStack (stack: string | undefined): StackFrame[] {
 }
 
 function flattenOne (error: unknown, withTrace: boolean): FlatException {
-  const statusCode = statusOf(error)
+  const own = ownStatusOf(error)
+  const statusCode = own ?? 500
   if (!(error instanceof Error)) {
-    return { class: typeof error, message: String(error), statusCode, statusText: statusText(statusCode), headers: {}, file: '', line: 0, trace: [] }
+    return { class: typeof error, message: String(error), statusCode, statusText: statusText(statusCode), isHttp: own !== undefined, headers: {}, file: '', line: 0, trace: [] }
   }
   // formatting a stack is the costliest part of an error response: only debug pages show it
   const trace = withTrace ? parseStack(error.stack) : []
@@ -94,6 +119,7 @@ function flattenOne (error: unknown, withTrace: boolean): FlatException {
     message: error.message,
     statusCode,
     statusText: statusText(statusCode),
+    isHttp: own !== undefined,
     headers: headersOf(error),
     file: trace[0]?.file ?? '',
     line: trace[0]?.line ?? 0,

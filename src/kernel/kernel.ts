@@ -5,6 +5,7 @@ import type { ListenerOptions, StageListener } from './dispatcher.js'
 import { StageDispatcher } from './dispatcher.js'
 import type { RouteTable } from '../routing/route-table.js'
 import type { ErrorPageExtension } from './listeners/error-controller.js'
+import { Redactor } from '../http/redact.js'
 
 /** The entry points of the lifecycle (`plugins/lifecycle.ts`) that apps call into. */
 export interface KernelEntryPoints {
@@ -20,6 +21,8 @@ export interface KernelEntryPoints {
 export class Kernel {
   readonly dispatcher: StageDispatcher
   readonly errorPageExtensions: ErrorPageExtension[] = []
+  /** what debug pages and the profiler mask; the profiler's `redact` options replace the default */
+  redactor = new Redactor()
   private entryPoints: KernelEntryPoints | undefined
 
   constructor (readonly options: ResolvedKernelOptions, readonly routes: RouteTable) {

@@ -29,6 +29,8 @@ export const Priority = {
   /** request features leave their data for the profiler before it collects */
   COLLECT: -64,
   PROFILER: -100,
+  WEB_DEBUG_TOOLBAR: -128,
+  CSP_NONCES: -130,
   ROBOTS: -255,
   PROFILE_SAVE: -1024
 } as const

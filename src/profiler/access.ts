@@ -27,10 +27,23 @@ export function parseNetworks (cidrs: readonly string[]): Network[] {
  * dual-stack socket reports) is checked as the IPv4 address it carries.
  */
 export class ClientAllowList {
+  /** answers by address: parsing one costs more than the rest of a toolbar injection */
+  private readonly answers = new Map<string, boolean>()
+
   constructor (private readonly networks: readonly Network[]) {}
 
   allows (ip: string | undefined): boolean {
     if (ip === undefined || ip === '') return false
+    let answer = this.answers.get(ip)
+    if (answer === undefined) {
+      answer = this.check(ip)
+      if (this.answers.size >= 1024) this.answers.clear()
+      this.answers.set(ip, answer)
+    }
+    return answer
+  }
+
+  private check (ip: string): boolean {
     let address: ipaddr.IPv4 | ipaddr.IPv6
     try {
       address = ipaddr.process(ip)

@@ -3,6 +3,7 @@ import { KernelError } from '../errors/kernel-errors.js'
 import { parseNetworks } from './access.js'
 import type { Network } from './access.js'
 import type { RedisCommands } from '../redis/commands.js'
+import { DEFAULT_REDACT_PATTERN } from '../http/redact.js'
 
 /** Options of the web profiler: `app.register(kernel, { debug: true, profiler: { ... } })`. */
 export interface ProfilerOptions {
@@ -30,8 +31,13 @@ export interface ProfilerOptions {
   saveBudget?: number
   /** profiles always kept each second, whatever `saveBudget` says (default 200) */
   keepPerSecond?: number
-  /** more header or field names to mask, and the pattern of names masked (a regular expression, case-insensitive) */
+  /**
+   * more header or field names to mask, and the pattern of names masked (a regular expression,
+   * case-insensitive); the debug error page masks with the same policy
+   */
   redact?: { names?: string[], pattern?: string }
+  /** the web debug toolbar injected into HTML pages (default true) */
+  toolbar?: boolean
 }
 
 export interface ResolvedProfilerOptions {
@@ -46,6 +52,7 @@ export interface ResolvedProfilerOptions {
   redactPattern: RegExp
   saveBudget: number
   keepPerSecond: number
+  toolbar: boolean
 }
 
 /** Loopback, RFC 1918, link-local and unique-local ranges: reachable from a container's host. */
@@ -54,7 +61,6 @@ export const DEFAULT_ALLOWED_NETWORKS = [
   '10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16',
   'fc00::/7', 'fe80::/10'
 ]
-export const DEFAULT_REDACT_PATTERN = 'token|secret|password|passwd|key'
 export const DEFAULT_MAX_PROFILES = 2000
 export const DEFAULT_MAX_AGE_SECONDS = 2 * 24 * 3600
 
@@ -80,6 +86,7 @@ const schema = {
     allowedNetworks: { type: 'array', items: { type: 'string' } },
     saveBudget: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
     keepPerSecond: { type: 'integer', minimum: 0 },
+    toolbar: { type: 'boolean' },
     redact: {
       type: 'object',
       additionalProperties: false,
@@ -146,6 +153,7 @@ export function resolveProfilerOptions (given: boolean | ProfilerOptions | Recor
     redactNames: (o.redact?.names ?? []).map((n) => n.toLowerCase()),
     redactPattern,
     saveBudget: o.saveBudget ?? 0.1,
-    keepPerSecond: o.keepPerSecond ?? 200
+    keepPerSecond: o.keepPerSecond ?? 200,
+    toolbar: o.toolbar ?? true
   }
 }

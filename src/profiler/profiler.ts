@@ -9,7 +9,7 @@ import type { ResolvedProfilerOptions } from './options.js'
 import type { ProfileStorage } from './storage/storage.js'
 import type { Profile } from './profile.js'
 import { ClientAllowList } from './access.js'
-import { Redactor } from './redact.js'
+import { Redactor } from '../http/redact.js'
 import { LogCapture, formatLogs } from './collectors/logs.js'
 import type { CapturedLogs } from './collectors/logs.js'
 import { collectRequest } from './collectors/request.js'
@@ -21,7 +21,15 @@ import { collectPerformance, heapUsed } from './collectors/performance.js'
 import { nearMisses } from './routing-trace.js'
 import { ThrottledWarning } from '../log/throttled-warning.js'
 
+import type { SourceExcerpts } from '../errors/source-excerpt.js'
+
 export const PROFILER_PATH = '/_profiler'
+export const TOOLBAR_PATH = '/_wdt'
+/**
+ * What the profiler's routes carry under `kProfilerRoute`: `true` for its pages, which are not
+ * profiled, `'profiled'` for the few Symfony profiles too (its redirects, `/_wdt/empty`).
+ */
+export type ProfilerRouteMark = true | 'profiled'
 /** Saves waiting for the storage beyond this are dropped: a slow disk never grows the heap. */
 const MAX_PENDING_SAVES = 256
 /**
@@ -66,6 +74,8 @@ export class Profiler {
   readonly redactor: Redactor
   readonly allowList: ClientAllowList
   readonly logCapture = new LogCapture()
+  /** tokens of this process's requests whose profile is not stored (nor dropped) yet */
+  private readonly unsaved = new Set<string>()
   /** saves waiting for the storage */
   private pendingSaves = 0
   /** requests terminated whose profile is not built yet */
@@ -85,7 +95,8 @@ export class Profiler {
     readonly storage: ProfileStorage,
     private readonly routes: () => readonly RouteDefinition[],
     private readonly tracing: boolean,
-    log: ProfilerLogger
+    log: ProfilerLogger,
+    private readonly sources: SourceExcerpts
   ) {
     this.redactor = new Redactor(options.redactNames, options.redactPattern)
     this.allowList = new ClientAllowList(options.allowedNetworks)
@@ -99,15 +110,17 @@ export class Profiler {
 
   /**
    * First kernel.request listener: draws the token (so the error page can link it) unless the
-   * request is for the profiler itself. A profiler route asked by a client outside the allowed
-   * networks becomes a routing miss: the router answers the ordinary 404, and it is profiled.
+   * request is for a page of the profiler itself. A profiler route asked by a client outside
+   * the allowed networks becomes a routing miss: the router answers the ordinary 404, and it is
+   * profiled.
    */
   readonly start = (event: RequestEvent): void => {
     const { request, context } = event
     const config = request.routeOptions.config as unknown as Record<symbol, unknown> | undefined
-    if (config?.[kProfilerRoute] === true && !request.is404) {
-      if (this.allowList.allows(request.ip)) return
-      context.forcedMiss = true
+    const mark = config?.[kProfilerRoute] as ProfilerRouteMark | undefined
+    if (mark !== undefined && !request.is404) {
+      if (!this.allowList.allows(request.ip)) context.forcedMiss = true
+      else if (mark !== 'profiled') return
     }
     const token = this.storage.reserveToken()
     if (token === undefined) {
@@ -115,7 +128,20 @@ export class Profiler {
       this.dropped++
       return
     }
+    // a request that never terminates (a hijacked reply) must not grow this set without bound
+    if (this.unsaved.size >= 10_000) this.unsaved.clear()
+    this.unsaved.add(token)
     context.bag.set(RECORDING, new Recording(token, this.logCapture.take(request.raw), heapUsed()))
+  }
+
+  /**
+   * Resolves once the profile of `token` is stored (or dropped), waiting at most `timeoutMs`:
+   * the toolbar of a page may be asked for before the page's profile is built, which happens
+   * after its response is on the wire.
+   */
+  async untilStored (token: string, timeoutMs = 2000): Promise<void> {
+    const until = performance.now() + timeoutMs
+    while (this.unsaved.has(token) && performance.now() < until) await new Promise((resolve) => setTimeout(resolve, 5))
   }
 
   /** kernel.response (-100): the token headers, the size and time to first byte. */
@@ -158,6 +184,7 @@ export class Profiler {
     if (this.pendingSaves >= MAX_PENDING_SAVES || (this.options.saveBudget < 1 && this.windowSaves >= this.options.keepPerSecond && this.windowSpent >= this.options.saveBudget * SAVE_WINDOW_MS)) {
       this.dropped++
       this.storage.releaseToken(recording.token)
+      this.unsaved.delete(recording.token)
       return
     }
     this.pendingSaves++
@@ -177,6 +204,7 @@ export class Profiler {
       this.saveFailure.warn({ err: error, token: recording.token, dropped: this.dropped })
     } finally {
       this.storage.releaseToken(recording.token)
+      this.unsaved.delete(recording.token)
       this.pendingSaves--
     }
   }
@@ -202,7 +230,8 @@ export class Profiler {
   buildProfile (request: FastifyRequest, reply: FastifyReply, context: KernelContext, recording: Recording): Profile {
     const requestData = collectRequest(request, context, this.redactor)
     const response = collectResponse(reply, recording.size, this.redactor)
-    const exception = collectException(context.exception)
+    const error = context.exception
+    const exception = collectException(error === undefined || error === null ? null : this.sources.chain(error, context.bag))
     const matched = (request.routeOptions?.config as unknown as Record<symbol, unknown> | undefined)?.[kKernelRoute] as RouteDefinition | undefined
     const collected: Record<string, unknown> = {}
     for (const [key, value] of Object.entries(context.collected)) collected[key] = this.redactor.value(value)

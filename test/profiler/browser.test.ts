@@ -1,19 +1,12 @@
 import t from 'tap'
-import { existsSync, mkdirSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { chromium } from 'playwright-core'
-import type { Browser } from 'playwright-core'
 import { buildApp } from '../helpers.js'
+import { chromiumAvailable, launchChromium } from '../chromium.js'
 
-// Debian's chromium (.ci/run installs it); CHROMIUM_PATH points elsewhere
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const artifacts = resolve(import.meta.dirname, '../artifacts')
 
-if (!existsSync(CHROMIUM)) {
-  // CI installs Debian's chromium (.ci/run): a missing browser there is a failure, not a skip
-  if (process.env.CI !== undefined) t.fail(`${CHROMIUM} is missing: the browser test cannot run in CI`)
-  else t.test('the browser test', { skip: `${CHROMIUM} is not installed (apt-get install chromium)` }, () => {})
-} else {
+if (chromiumAvailable(t)) {
   t.test('a 404\'s profile in a real browser: panels switch, the timeline and the routing trace render, no console errors', async (t) => {
     mkdirSync(artifacts, { recursive: true })
     const app = await buildApp({ debug: true })
@@ -27,14 +20,8 @@ if (!existsSync(CHROMIUM)) {
     t.ok(link?.startsWith(`${base}/_profiler/`), 'the 404 links its profile')
     await app.kernelProfiler!.settled()
 
-    let browser: Browser
-    try {
-      browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })
-    } catch (error) {
-      t.fail(`chromium did not start: ${(error as Error).message}`)
-      return
-    }
-    t.teardown(() => browser.close())
+    const browser = await launchChromium(t)
+    if (browser === undefined) return
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
     const consoleErrors: string[] = []
     page.on('console', (message) => { if (message.type() === 'error') consoleErrors.push(message.text()) })

@@ -81,15 +81,17 @@ t.test('unknown token: 200 "Token not found"; unknown panel on a known token: 40
 t.test('/_profiler redirects to /_profiler/; latest; no profiles yet', async (t) => {
   const app = await buildApp({ debug: true })
   t.teardown(() => app.close())
-  const redirect = await page(app, '/_profiler')
-  t.equal(redirect.statusCode, 301)
-  t.equal(redirect.headers.location, `http://${host}/_profiler/`)
-  t.equal((await page(app, '/_profiler?method=GET')).headers.location, `http://${host}/_profiler/?method=GET`, 'the query is kept')
-  t.notOk(redirect.headers['x-debug-token'])
-
   const empty = await page(app, '/_profiler/latest')
   t.equal(empty.statusCode, 200)
   t.match(empty.body, 'No profiles have been stored yet.')
+  t.notOk(empty.headers['x-debug-token'], 'profiler pages are not profiled')
+
+  const redirect = await profiled(app, { url: '/_profiler' })
+  t.equal(redirect.res.statusCode, 301)
+  t.equal(redirect.res.headers.location, `http://${host}/_profiler/`)
+  t.match(redirect.res.headers['x-debug-token'], /^[0-9a-f]{6}$/, 'the redirect is profiled, as in Symfony')
+  t.equal(redirect.profile.request.route, '_profiler_home_redirect')
+  t.equal((await page(app, '/_profiler?method=GET')).headers.location, `http://${host}/_profiler/?method=GET`, 'the query is kept')
 
   await profiled(app, { url: '/about' })
   const newest = await profiled(app, { url: '/hello/newest' })
@@ -183,7 +185,7 @@ t.test('a profile URL with a trailing slash redirects (301) to the profile, quer
   const redirect = await page(app, `/_profiler/${token}/?panel=routing&type=request`)
   t.equal(redirect.statusCode, 301)
   t.equal(redirect.headers.location, `http://${host}/_profiler/${token}?panel=routing&type=request`)
-  t.notOk(redirect.headers['x-debug-token'], 'profiler pages are not profiled')
+  t.match(redirect.headers['x-debug-token'], /^[0-9a-f]{6}$/, 'the redirect is profiled (Symfony\'s redirect controller is no profiler page)')
   const followed = await page(app, new URL(String(redirect.headers.location)).pathname + '?panel=routing')
   t.equal(followed.statusCode, 200)
   t.equal((await page(app, '/_profiler/latest/')).headers.location, `http://${host}/_profiler/latest`)
@@ -194,4 +196,17 @@ t.test('a profile URL with a trailing slash redirects (301) to the profile, quer
   const denied = await refused.inject({ url: `/_profiler/${token}/`, headers: { host, accept: 'application/json' } })
   t.equal(denied.statusCode, 404)
   t.equal(denied.json().detail, `No route found for "GET http://${host}/_profiler/${token}/"`)
+})
+
+t.test('Symfony\'s panel names open the same panels: router, time, logger', async (t) => {
+  const app = await buildApp({ debug: true })
+  t.teardown(() => app.close())
+  const { token } = await profiled(app, { url: '/hello/x' })
+  for (const [symfony, ours] of [['router', 'routing'], ['time', 'performance'], ['logger', 'logs']]) {
+    const res = await page(app, `/_profiler/${token}?panel=${symfony}`)
+    t.equal(res.statusCode, 200, `?panel=${symfony}`)
+    t.match(res.body, `<main id="panel" data-panel="${ours}">`, `?panel=${symfony} opens ${ours}`)
+    t.match(res.body, new RegExp(`<a href="[^"]*panel(=|&#x3D;)${ours}" data-panel="${ours}" class="active">`), 'and marks it in the menu')
+  }
+  t.equal((await page(app, `/_profiler/${token}?panel=routerx`)).statusCode, 404, 'other names are still unknown')
 })

@@ -5,26 +5,29 @@ import type { ErrorPageInput, RequestSummary } from '../../errors/error-controll
 import { planErrorResponse } from '../../errors/error-controller.js'
 import { preferredErrorFormat } from '../../http/negotiate.js'
 import { headerText } from '../../http/encoding.js'
+import { REDACTED } from '../../http/redact.js'
+import type { Redactor } from '../../http/redact.js'
+import type { SourceExcerpts } from '../../errors/source-excerpt.js'
+import { responseNonces } from './csp-nonces.js'
 
 export type TemplateRenderer = (template: string, model: Record<string, unknown>) => Promise<string>
 
 /** Adds to what a debug error page shows (the profiler adds its token and the nearest routes). */
 export type ErrorPageExtension = (event: ExceptionEvent) => Partial<Pick<ErrorPageInput, 'profile' | 'hints'>> | undefined
 
-const MASKED_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie'])
-
-export function summarizeRequest (request: FastifyRequest, context: KernelContext): RequestSummary {
+/** What the debug page shows of the request, masked by the same policy as the profiler's. */
+export function summarizeRequest (request: FastifyRequest, context: KernelContext, redactor: Redactor): RequestSummary {
   const uri = context.uri
   const url = uri === undefined ? request.url : `${context.absoluteUrl()}${uri.query === '' ? '' : '?' + uri.query}`
   const headers: RequestSummary['headers'] = []
   const raw = request.raw.rawHeaders
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    headers.push({ name: raw[i], value: MASKED_HEADERS.has(raw[i].toLowerCase()) ? '******' : headerText(raw[i + 1]) ?? '' })
+    headers.push({ name: raw[i], value: redactor.isSecret(raw[i]) ? REDACTED : headerText(raw[i + 1]) ?? '' })
   }
   const attributes = Object.entries(context.attributes)
     .filter(([, value]) => value !== undefined)
-    .map(([name, value]) => ({ name, value: typeof value === 'string' ? value : JSON.stringify(value) ?? String(value) }))
-  return { method: request.method, url, headers, attributes }
+    .map(([name, value]) => ({ name, value: typeof value === 'string' ? value : JSON.stringify(redactor.value(value)) ?? String(value) }))
+  return { method: request.method, url: redactor.url(url), headers, attributes }
 }
 
 /** The plain-text answer used when a template itself fails: never a stack, never a path. */
@@ -32,24 +35,38 @@ export function lastResortResponse (statusCode: number, statusText: string): Ker
   return { statusCode, headers: {}, contentType: 'text/plain; charset=utf-8', body: `${statusCode} ${statusText}` }
 }
 
+export interface ErrorControllerOptions {
+  debug: boolean
+  render: TemplateRenderer
+  /** what other features add to debug pages */
+  extensions: readonly ErrorPageExtension[]
+  /** the redaction policy of debug pages (the profiler's, when it is on) */
+  redactor: () => Redactor
+  /** debug: source maps, excerpts and editor links of stack frames */
+  sources?: SourceExcerpts
+}
+
 /**
  * The error controller as the last kernel.exception listener (priority -128): it answers
  * every exception no earlier listener answered, in the format the client accepts.
  */
-export function createErrorController (debug: boolean, render: TemplateRenderer, extensions: readonly ErrorPageExtension[]) {
+export function createErrorController ({ debug, render, extensions, redactor, sources }: ErrorControllerOptions) {
   // a production page depends on its status alone: render each once, then answer synchronously
   const productionPages = new Map<string, string>()
 
   return function errorController (event: ExceptionEvent): void | Promise<void> {
+    const format = preferredErrorFormat(event.request.headers.accept)
     const input: ErrorPageInput = {
       error: event.error,
       debug,
-      format: preferredErrorFormat(event.request.headers.accept),
+      format,
       // only debug pages show the request
-      request: debug ? summarizeRequest(event.request, event.context) : { method: event.request.method, url: '', headers: [], attributes: [] }
+      request: debug ? summarizeRequest(event.request, event.context, redactor()) : { method: event.request.method, url: '', headers: [], attributes: [] }
     }
     if (debug) {
       for (const extend of extensions) Object.assign(input, extend(event))
+      if (sources !== undefined) input.chain = sources.chain(event.error, event.context.bag)
+      if (format === 'html') input.styleNonce = responseNonces(event.context, event.reply).style
     }
     const plan = planErrorResponse(input)
     const answer = (body: string): void => {

@@ -33,16 +33,18 @@ export function resolveRequestUri (request: FastifyRequest, context: KernelConte
   }
 }
 
+const ROUTING_MISS_FRAMES = 10
+
 /**
  * The answer to a request no route serves: a trailing-slash redirect, or the 404 / 405
  * exception with Symfony's exact message and cause, returned (not thrown: see `KernelEvent.fail`).
  */
 export function routingFailure (table: RouteTable, request: FastifyRequest, context: KernelContext, withStack = true): KernelResponse | HttpException {
-  if (withStack) return routingAnswer(table, request, context)
-  // A routing miss is an expected outcome whose stack only ever points into the kernel; where
-  // no page shows it (production), skip capturing it: it is most of a 404's cost.
+  // A routing miss is an expected outcome whose stack only ever points into the kernel and
+  // Fastify: where no page shows it (production), skip capturing it: it is most of a 404's
+  // cost; debug pages show V8's default 10 frames of it, not the whole stacks other errors get.
   const limit = Error.stackTraceLimit
-  Error.stackTraceLimit = 0
+  Error.stackTraceLimit = withStack ? Math.min(limit, ROUTING_MISS_FRAMES) : 0
   try {
     return routingAnswer(table, request, context)
   } finally {

@@ -1,9 +1,14 @@
-import { flattenChain } from '../../errors/flatten.js'
 import type { FlatException } from '../../errors/flatten.js'
-import { truncate } from '../redact.js'
+import { truncate } from '../../http/redact.js'
 
-/** The exception collector: the whole chain, outermost first, with classes, messages and traces. */
-export function collectException (error: unknown): FlatException[] | null {
-  if (error === undefined || error === null) return null
-  return flattenChain(error, true).map((exception) => ({ ...exception, message: truncate(exception.message, 16384), trace: exception.trace.slice(0, 100) }))
+/** Frames kept in a profile; an excerpt is only kept on the frames it was made for. */
+const MAX_FRAMES = 100
+
+/**
+ * The exception collector: the whole chain, outermost first, with classes, messages and
+ * traces, as the debug page showed it (source excerpts and editor links included).
+ */
+export function collectException (chain: FlatException[] | null): FlatException[] | null {
+  if (chain === null) return null
+  return chain.map((exception) => ({ ...exception, message: truncate(exception.message, 16384), trace: exception.trace.slice(0, MAX_FRAMES) }))
 }

@@ -1,7 +1,7 @@
 import { format } from 'node:util'
 import type { LogRecord } from '../profile.js'
-import type { Redactor } from '../redact.js'
-import { truncate } from '../redact.js'
+import type { Redactor } from '../../http/redact.js'
+import { truncate } from '../../http/redact.js'
 
 /** pino's levels, by name and number. */
 const LEVELS: Array<[string, number]> = [['trace', 10], ['debug', 20], ['info', 30], ['warn', 40], ['error', 50], ['fatal', 60]]

@@ -2,8 +2,8 @@ import type { FastifyRequest } from 'fastify'
 import { fastifyCookie } from '@fastify/cookie'
 import type { KernelContext } from '../../kernel/context.js'
 import type { RequestData } from '../profile.js'
-import type { Redactor } from '../redact.js'
-import { REDACTED, truncate } from '../redact.js'
+import type { Redactor } from '../../http/redact.js'
+import { REDACTED, truncate } from '../../http/redact.js'
 import { headerText } from '../../http/encoding.js'
 
 const MAX_HEADERS = 200
@@ -34,7 +34,7 @@ function body (request: FastifyRequest, redactor: Redactor): RequestData['body']
   if (contentType === null && (length === null || length === 0) && request.body === undefined) return null
   const content = request.body === undefined || request.body === null
     ? null
-    : typeof request.body === 'string' ? truncate(request.body) : redactor.value(request.body)
+    : typeof request.body === 'string' ? redactor.text(request.body) : redactor.value(request.body)
   return { contentType, length: Number.isFinite(length) ? length : null, content }
 }
 

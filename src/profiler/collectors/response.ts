@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify'
 import { statusText } from '../../errors/flatten.js'
 import type { ResponseData } from '../profile.js'
-import type { Redactor } from '../redact.js'
+import type { Redactor } from '../../http/redact.js'
 
 /** Bytes of a payload as `kernel.response` saw it; null when it is a stream. */
 export function payloadSize (payload: unknown): number | null {

@@ -1,6 +1,7 @@
 import type { Profile } from '../profile.js'
 import type { RouteDefinition } from '../../routing/route-table.js'
 import { traceRoutes } from '../routing-trace.js'
+import { traceView } from '../../errors/trace-view.js'
 
 /** The panels every profile has, in menu order. */
 export const BASE_PANELS = ['request', 'exception', 'routing', 'events', 'logs', 'performance'] as const
@@ -113,7 +114,10 @@ function exceptionPanel (profile: Profile): object {
       position: index + 1,
       isCause: index > 0,
       causeOf: index > 0 ? chain[index - 1].class : null,
-      appFrames: exception.trace.filter((frame) => !frame.vendor).length
+      // the response's status, or a cause's own; a cause without one has no status to show
+      // (profiles stored before `isHttp` existed show the outermost's only)
+      showStatus: index === 0 || exception.isHttp === true,
+      ...traceView(exception.trace)
     }))
   }
 }

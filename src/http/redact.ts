@@ -1,5 +1,12 @@
 export const REDACTED = '******'
 
+/**
+ * Names of secret fields, headers and query parameters (case-insensitive): tokens, secrets,
+ * passwords and keys anywhere in a name; `pwd` anywhere; `pass`, `pin`, `pincode` as a whole
+ * word of it (`pass`, `user_pin`, `x-pin`, but not `passenger` or `shipping`).
+ */
+export const DEFAULT_REDACT_PATTERN = 'token|secret|passw|passphrase|pwd|key|(^|[-_.\\s])(pass|pin|pincode)($|[-_.\\s])'
+
 /** Headers that always carry credentials, whatever their name says. */
 const SECRET_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'set-cookie']
 /** The profiler's own headers name a token but are no secret. */
@@ -14,35 +21,66 @@ export function truncate (text: string, max = MAX_STRING): string {
   return text.length <= max ? text : `${text.slice(0, max)}… (${text.length - max} more characters)`
 }
 
+/** `name=value` pairs joined by `&` (URL-encoded) or by line breaks (a `text/plain` form). */
+const PAIRS = /^[^=\s&]+=/
+const PAIR_SEPARATOR = /(&|\r?\n)/
+
 /**
- * Masks secrets before a profile is stored: credential headers by name, and any header, query,
- * body or log field whose name matches the pattern (token, secret, password, key by default).
+ * The one redaction policy of the debug error page and the profiler: credential headers by
+ * name, and any header, query, body or log field whose name matches the pattern (tokens,
+ * secrets, passwords, keys, pins by default) are masked before anything shows or stores them.
  */
 export class Redactor {
   private readonly names: Set<string>
 
-  constructor (extraNames: readonly string[], private readonly pattern: RegExp) {
+  constructor (extraNames: readonly string[] = [], private readonly pattern = new RegExp(DEFAULT_REDACT_PATTERN, 'i')) {
     this.names = new Set([...SECRET_HEADERS, ...extraNames.map((n) => n.toLowerCase())])
   }
 
+  /** the same few header and field names come back on every request */
+  private readonly verdicts = new Map<string, boolean>()
+
   isSecret (name: string): boolean {
-    const lower = name.toLowerCase()
-    if (NEVER_REDACTED.has(lower)) return false
-    return this.names.has(lower) || this.pattern.test(name)
+    let verdict = this.verdicts.get(name)
+    if (verdict === undefined) {
+      const lower = name.toLowerCase()
+      verdict = !NEVER_REDACTED.has(lower) && (this.names.has(lower) || this.pattern.test(name))
+      if (this.verdicts.size >= 1024) this.verdicts.clear()
+      this.verdicts.set(name, verdict)
+    }
+    return verdict
   }
 
   /** A URL with the values of secret query fields masked (`?api_key=******`). */
   url (url: string): string {
     const mark = url.indexOf('?')
-    if (mark === -1) return url
-    const query = url.slice(mark + 1).split('&').map((pair) => {
+    return mark === -1 ? url : `${url.slice(0, mark)}?${this.pairs(url.slice(mark + 1))}`
+  }
+
+  /** `a=1&password=2` (or one pair a line) with the values of secret names masked. */
+  private pairs (text: string): string {
+    return text.split(PAIR_SEPARATOR).map((pair) => {
       const eq = pair.indexOf('=')
-      const name = eq === -1 ? pair : pair.slice(0, eq)
+      if (eq === -1) return pair
+      const name = pair.slice(0, eq)
       let decoded = name
       try { decoded = decodeURIComponent(name.replace(/\+/g, ' ')) } catch { /* keep the raw name */ }
-      return eq !== -1 && this.isSecret(decoded) ? `${name}=${REDACTED}` : pair
-    })
-    return `${url.slice(0, mark)}?${query.join('&')}`
+      return this.isSecret(decoded.trim()) ? `${name}=${REDACTED}` : pair
+    }).join('')
+  }
+
+  /**
+   * A request body that arrived as text (`text/plain`, or a type no parser read): JSON and
+   * `name=value` pairs have their secret fields masked; any other text that names a secret
+   * (`password` in a free-form body) is masked whole, since its structure is unknown.
+   */
+  text (body: string): string {
+    const trimmed = body.trim()
+    if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
+      try { return truncate(JSON.stringify(this.value(JSON.parse(trimmed)))) } catch { /* not JSON */ }
+    }
+    if (PAIRS.test(trimmed)) return truncate(this.pairs(body))
+    return this.pattern.test(body) ? `${REDACTED} (${body.length} characters, masked: the text names a secret)` : truncate(body)
   }
 
   /** A header list with secret values masked and long values cut. */
