@@ -8,6 +8,9 @@ import type { KernelContext } from './kernel/context.js'
 import type { RequestSecurity } from './security/request-security.js'
 import type { IsGrantedCheck } from './security/access-decision.js'
 import type { Profiler } from './profiler/profiler.js'
+import type { Security } from './security/security.js'
+// reply.generateCsrf() and app.csrfProtection (registered when form login or logout use CSRF)
+import type {} from '@fastify/csrf-protection'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -15,6 +18,8 @@ declare module 'fastify' {
     kernel: Kernel
     /** the web profiler, when it is on (debug mode) */
     kernelProfiler?: Profiler
+    /** the security configuration at run time (`security` option): firewalls, throttling, password checks */
+    kernelSecurity?: Security
   }
 
   interface FastifyRequest {

@@ -40,6 +40,13 @@ export class RequestTimeoutHttpException extends HttpException {
   constructor (message = '', cause?: unknown) { super(408, message, { cause }) }
 }
 
+/** 429 with `Retry-After` (seconds), as Symfony's TooManyRequestsHttpException. */
+export class TooManyRequestsHttpException extends HttpException {
+  constructor (readonly retryAfter: number, message = '', cause?: unknown) {
+    super(429, message, { cause, headers: { 'Retry-After': String(retryAfter) } })
+  }
+}
+
 export class ServiceUnavailableHttpException extends HttpException {
   constructor (message = '', cause?: unknown, headers?: Record<string, string>) { super(503, message, { cause, headers }) }
 }

@@ -47,7 +47,7 @@ export const DEFAULT_ALLOWED_NETWORKS = [
   '10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16',
   'fc00::/7', 'fe80::/10'
 ]
-export const DEFAULT_REDACT_PATTERN = 'token|secret|password|passwd|key'
+export const DEFAULT_REDACT_PATTERN = 'token|secret|password|passwd|key|csrf'
 export const DEFAULT_MAX_PROFILES = 2000
 export const DEFAULT_MAX_AGE_SECONDS = 2 * 24 * 3600
 
