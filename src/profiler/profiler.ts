@@ -9,6 +9,7 @@ import type { ResolvedProfilerOptions } from './options.js'
 import type { ProfileStorage } from './storage/storage.js'
 import type { Profile } from './profile.js'
 import { ClientAllowList } from './access.js'
+import { proxyHeaderOf, trustsProxy } from './proxy-headers.js'
 import { Redactor } from './redact.js'
 import { createToken } from './token.js'
 import { LogCapture, formatLogs } from './collectors/logs.js'
@@ -77,6 +78,8 @@ export class Profiler {
   private windowStart = 0
   private windowSpent = 0
   private windowSaves = 0
+  /** the proxy warning is logged once per process */
+  private proxyWarned = false
 
   constructor (
     readonly options: ResolvedProfilerOptions,
@@ -97,13 +100,14 @@ export class Profiler {
   /**
    * First kernel.request listener: draws the token (so the error page can link it) unless the
    * request is for the profiler itself. A profiler route asked by a client outside the allowed
-   * networks becomes a routing miss: the router answers the ordinary 404, and it is profiled.
+   * networks, or through a proxy Fastify does not trust, becomes a routing miss: the router
+   * answers the ordinary 404, and it is profiled.
    */
   readonly start = (event: RequestEvent): void => {
     const { request, context } = event
     const config = request.routeOptions.config as unknown as Record<symbol, unknown> | undefined
     if (config?.[kProfilerRoute] === true && !request.is404) {
-      if (this.allowList.allows(request.ip)) return
+      if (this.admits(request)) return
       context.forcedMiss = true
     }
     const token = createToken((candidate) => this.reserved.has(candidate) || this.storage.has(candidate))
@@ -111,6 +115,28 @@ export class Profiler {
     if (this.reserved.size >= 10_000) this.reserved.clear()
     this.reserved.add(token)
     context.bag.set(RECORDING, new Recording(token, this.logCapture.take(request.raw), heapUsed()))
+  }
+
+  /**
+   * May this client open the profiler? Behind a reverse proxy that Fastify does not trust,
+   * `request.ip` is the proxy's address (private, on the same host or network: allowed by
+   * default) for every client on the Internet; such requests are refused whatever the address.
+   */
+  private admits (request: FastifyRequest): boolean {
+    if (!trustsProxy(request)) {
+      const header = proxyHeaderOf(request.headers)
+      if (header !== undefined) {
+        this.warnAboutProxy(header, request.ip)
+        return false
+      }
+    }
+    return this.allowList.allows(request.ip)
+  }
+
+  private warnAboutProxy (header: string, ip: string): void {
+    if (this.proxyWarned) return
+    this.proxyWarned = true
+    this.log.warn({ header, ip }, `fastify-kernel: the profiler refused a request that came through a proxy (it carries "${header}") while Fastify's trustProxy is off: behind a reverse proxy every client seems to come from the proxy's address. Set Fastify's trustProxy to the proxy's address (TRUST_PROXY in the service) so that request.ip is the real client's, and profiler.allowedNetworks (PROFILER_ALLOWED_NETWORKS) to the clients that may open the profiler. Logged once.`)
   }
 
   /** kernel.response (-100): the token headers, the size and time to first byte. */
