@@ -1,6 +1,6 @@
-import type { FastifyInstance } from 'fastify'
+import { createRequire } from 'node:module'
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify'
 import fastifyFormbody from '@fastify/formbody'
-import fastifyCsrfProtection from '@fastify/csrf-protection'
 import type { Kernel } from '../src/kernel/kernel.js'
 import type { ResolvedKernelOptions } from '../src/config/options.js'
 import { Priority, Stage } from '../src/kernel/stages.js'
@@ -16,6 +16,10 @@ import { CSRF_SESSION_KEY, csrfTokenOf } from '../src/security/csrf.js'
 import type { CsrfTokenSource } from '../src/security/csrf.js'
 import { kCsrfToken } from '../src/symbols.js'
 import type { SessionCookie } from './session.js'
+
+// required, not imported: its typings need the DOM's CryptoKey (an app compiled for Node alone
+// lacks it); the kernel declares reply.generateCsrf and app.csrfProtection (fastify-augmentation)
+const fastifyCsrfProtection = createRequire(import.meta.url)('@fastify/csrf-protection') as FastifyPluginAsync<{ sessionPlugin: '@fastify/session', sessionKey: string, getToken: (request: FastifyRequest) => string | undefined }>
 
 /** Symfony's security ExceptionListener priority: before the logger (0) and the error controller. */
 const SECURITY_EXCEPTION_PRIORITY = 1
