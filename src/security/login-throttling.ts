@@ -42,6 +42,14 @@ function hashKey (data: string): string {
 
 type Taken = Array<[RateLimiterAbstract, string]>
 
+/** An attempt counted by reserve(): what to give back once its outcome is known. */
+export interface LoginReservation {
+  /** the attempt does not count at all (it succeeded) */
+  giveBack: () => Promise<void>
+  /** it counts for the client only, not for the user name (it was refused before its check) */
+  giveBackUser: () => Promise<void>
+}
+
 /**
  * Symfony's login throttling (DefaultLoginRateLimiter) for one firewall: at most `maxAttempts`
  * failed logins per user name and client, and `5 × maxAttempts` per client, in fixed windows of
@@ -49,8 +57,9 @@ type Taken = Array<[RateLimiterAbstract, string]>
  *
  * Symfony peeks at the counters before checking the password and counts the attempt after it
  * failed, so that concurrent guesses all pass the peek. Here an attempt is counted *before* the
- * check (atomically, in the store) and given back when it succeeds or was refused: only
- * failures count, as in Symfony, and a burst of concurrent guesses cannot overrun the limit.
+ * check (atomically, in the store) and given back when it succeeds or was refused by these
+ * limits: only failures count, as in Symfony, and a burst of concurrent guesses cannot overrun
+ * the limit. (An attempt the password-check gate refused keeps its count for the client.)
  */
 export class LoginThrottler {
   private readonly perClient: RateLimiterAbstract
@@ -64,10 +73,10 @@ export class LoginThrottler {
   /**
    * Counts an attempt of `client` (see clientKey) for `username` (null when there is none, as
    * for a bearer token: only the client's counter applies). Throws
-   * TooManyLoginAttemptsAuthenticationException when over a limit; otherwise returns the
-   * function that gives the attempt back (call it when the login succeeded).
+   * TooManyLoginAttemptsAuthenticationException when over a limit; otherwise returns what gives
+   * the attempt back.
    */
-  async reserve (client: string, username: string | null): Promise<() => Promise<void>> {
+  async reserve (client: string, username: string | null): Promise<LoginReservation> {
     const counters: Taken = [[this.perClient, hashKey(client)]]
     // Symfony lower-cases the user name: `Admin` and `admin` share their counter
     if (username !== null) counters.push([this.perUser, hashKey(`${username.toLowerCase()}-${client}`)])
@@ -83,7 +92,7 @@ export class LoginThrottler {
         throw error
       }
     }
-    return () => giveBack(taken)
+    return { giveBack: () => giveBack(taken), giveBackUser: () => giveBack(taken.slice(1)) }
   }
 }
 

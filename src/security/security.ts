@@ -8,10 +8,11 @@ import { InMemoryUserProvider } from './user-provider.js'
 import { hashPassword, MAX_PASSWORD_LENGTH, parsePasswordHash, verifyPassword } from './password-hasher.js'
 import { MAX_USERNAME_LENGTH } from './credentials.js'
 import { counterFactory, LoginThrottler } from './login-throttling.js'
+import type { LoginReservation } from './login-throttling.js'
 import { PasswordCheckGate } from './password-check-gate.js'
 import type { PasswordCheckLimits } from './password-check-gate.js'
 import { clientKey } from './client-key.js'
-import { TooManyRequestsHttpException } from '../errors/http-exceptions.js'
+import { HttpException, TooManyRequestsHttpException } from '../errors/http-exceptions.js'
 import { TooManyLoginAttemptsAuthenticationException } from './errors.js'
 
 /** SHA-256 (hex) of a bearer token: what the `bearer.tokens` option holds. */
@@ -84,9 +85,9 @@ export class Security {
 
   private async attempt (firewall: ResolvedFirewall, client: string, username: string | null, check: () => Promise<StoredUser | null>): Promise<StoredUser | null> {
     const throttler = this.throttlers.get(firewall.name)
-    let giveBack: (() => Promise<void>) | undefined
+    let reservation: LoginReservation | undefined
     try {
-      giveBack = await throttler?.reserve(client, username)
+      reservation = await throttler?.reserve(client, username)
     } catch (error) {
       if (!(error instanceof TooManyLoginAttemptsAuthenticationException)) throw error
       throw new TooManyRequestsHttpException(error.retryAfter, error.message, error)
@@ -95,12 +96,15 @@ export class Security {
     try {
       user = await check()
     } catch (error) {
-      // not checked (the gate refused, the provider failed): not a failed login
-      await giveBack?.()
+      // Refused by the password-check gate (503/429): not a failed login for the user name, but
+      // it counts for the client, so that a flood of guesses spends its own budget on refusals
+      // and soon gets the cheap 429, freeing the gate for others. Anything else: not counted.
+      if (error instanceof HttpException) await reservation?.giveBackUser()
+      else await reservation?.giveBack()
       throw error
     }
     // only failures count
-    if (user !== null) await giveBack?.()
+    if (user !== null) await reservation?.giveBack()
     return user
   }
 

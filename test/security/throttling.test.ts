@@ -97,6 +97,34 @@ t.test('a burst of concurrent guesses cannot overrun the limit', async (t) => {
   t.equal(checked.length, 5, 'the provider saw five checks')
 })
 
+t.test('guesses refused by the password-check gate count for the client (a flood spends its own budget), not for the user name', async (t) => {
+  let release!: () => void
+  const held = new Promise<void>((resolve) => { release = resolve })
+  const app = await securedApp({
+    security: {
+      ...(await exampleSecurity({}, { loginThrottling: { maxAttempts: 1 } })),
+      users: undefined,
+      provider: { loadUser: async () => { await held; return null } },
+      passwordChecks: { concurrency: 1, queue: 10, perClient: 1 }
+    }
+  })
+  t.teardown(() => app.close())
+  // plain inject: call() pairs requests with their contexts in order, and the first one is held
+  const guess = (ip: string, username: string) => app.inject({ url: '/admin', remoteAddress: ip, headers: { host: 'example.test', accept: 'application/json', authorization: basic(username, 'x') } })
+  const first = guess(A, 'u0')
+  while (app.kernelSecurity!.passwordChecks.active === 0) await sleep(1)
+  for (let i = 1; i <= 4; i++) {
+    const res = await guess(A, `u${i}`)
+    t.equal(res.statusCode, 429, `guess ${i}: the client already has a check running`)
+    t.equal(res.json().detail, 'Too many password checks from this client at once, please try again.')
+  }
+  const sixth = await guess(A, 'u5')
+  t.equal(sixth.json().detail, 'Too many failed login attempts, please try again in 1 minute.', 'the client\'s budget (5) is spent')
+  release()
+  t.equal((await first).statusCode, 401)
+  t.equal((await guess(B, 'u1')).statusCode, 401, 'other clients, the same user names: checked')
+})
+
 t.test('form login: the sixth failure gets 429 instead of the redirect; no session is created for it', async (t) => {
   const app = await securedApp()
   t.teardown(() => app.close())
