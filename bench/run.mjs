@@ -1,6 +1,8 @@
 // npm run bench — bare Fastify vs fastify-kernel, same routes, same load generator, same run.
 // Each server runs in its own process; autocannon runs here. Prints req/s and p99 as ratios to
 // bare Fastify measured in the same run. BENCH_DURATION (seconds, default 10), BENCH_CONNECTIONS (50).
+// Then the security section (bench/security.mjs): login throttling and bounded password checks
+// under a brute force and a 64-client flood; BENCH_ONLY=security runs it alone.
 // BENCH_SOAK=60: afterwards, load the profiler with file storage on the matched route for that
 // many seconds and report RSS and heap at the start and the end, and the stored-profile count.
 import { fork, spawn } from 'node:child_process'
@@ -10,6 +12,7 @@ import { connect, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
+import { securityBench } from './security.mjs'
 
 const duration = Number(process.env.BENCH_DURATION ?? 10)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50)
@@ -113,6 +116,7 @@ await redis?.stop()
 
 let soakReport
 if (soak > 0) soakReport = await soakFileStorage(soak)
+const securityReport = only === undefined || only.split(',').includes('security') ? await securityBench(duration) : undefined
 
 /** The file-storage profiler under sustained load: memory at the start and the end, and the store's bounds. */
 async function soakFileStorage (seconds) {
@@ -159,3 +163,4 @@ for (const r of results) {
   console.log(`| ${r.server} | ${r.scenario} (${r.statuses}) | ${Math.round(r.rps)} | ${ratio} | ${r.p99} | ${p99Ratio} | ${r.cpuPerRequest.toFixed(1)} | ${cpuRatio} | ${mb(r.rssBefore)} → ${mb(r.rssAfter)} | ${saved} |`)
 }
 if (soakReport !== undefined) console.log(`\n${soakReport}`)
+if (securityReport !== undefined) console.log(`\n${securityReport}`)

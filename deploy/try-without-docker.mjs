@@ -63,7 +63,11 @@ ${conf} }`)
   await until('nginx', async () => (await fetch(`${base}/_health`)).ok)
 
   check('GET /_health through nginx', (await (await fetch(`${base}/_health`)).json()).redis === 'ready')
-  const login = await fetch(`${base}/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '_username=admin&_password=admin' })
+  // the form carries a CSRF token tied to the visitor's session
+  const form = await fetch(`${base}/login`)
+  const formCookie = form.headers.getSetCookie().find((c) => c.startsWith('sessionId='))?.split(';')[0] ?? ''
+  const token = /name="_csrf_token" value="([^"]+)"/.exec(await form.text())?.[1] ?? ''
+  const login = await fetch(`${base}/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: formCookie }, body: `_username=admin&_password=admin&_csrf_token=${encodeURIComponent(token)}` })
   const cookie = login.headers.getSetCookie().find((c) => c.startsWith('sessionId='))?.split(';')[0]
   check('form login through nginx', login.status === 302 && cookie !== undefined, String(login.status))
   const statuses = []
@@ -74,7 +78,9 @@ ${conf} }`)
   check('both replicas served /admin', upstreams.size === 2, [...upstreams].join(' '))
   const api = await fetch(`${base}/api/me`, { headers: { authorization: 'Bearer admin-api-token' } })
   check('Bearer API through nginx', api.status === 200, String(api.status))
-  const logout = await fetch(`${base}/logout`, { redirect: 'manual', headers: { cookie } })
+  const adminPage = await (await fetch(`${base}/admin`, { headers: { cookie } })).text()
+  const logoutToken = /name="_csrf_token" value="([^"]+)"/.exec(adminPage)?.[1] ?? ''
+  const logout = await fetch(`${base}/logout`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: `_csrf_token=${encodeURIComponent(logoutToken)}` })
   const after = []
   for (let i = 0; i < 4; i++) after.push((await fetch(`${base}/admin`, { headers: { cookie } })).status)
   check('logout on one replica ends the session on both', logout.status === 302 && after.every((s) => s === 401), after.join(','))

@@ -85,7 +85,7 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   kernel.on(Stage.TERMINATE, profiler.terminate, { priority: Priority.PROFILE_SAVE, name: 'profile save' })
   kernel.errorPageExtensions.push(profiler.errorPage)
   if (profilerOptions.toolbar) {
-    kernel.on(Stage.RESPONSE, new WebDebugToolbar(profiler.allowList).listener, { priority: Priority.WEB_DEBUG_TOOLBAR, name: 'web debug toolbar' })
+    kernel.on(Stage.RESPONSE, new WebDebugToolbar(profiler.admits).listener, { priority: Priority.WEB_DEBUG_TOOLBAR, name: 'web debug toolbar' })
   }
 
   const render = await createTemplateRenderer(app, PARTIALS)

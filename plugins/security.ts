@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify'
+import { createRequire } from 'node:module'
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify'
 import fastifyFormbody from '@fastify/formbody'
 import type { Kernel } from '../src/kernel/kernel.js'
 import type { ResolvedKernelOptions } from '../src/config/options.js'
@@ -11,7 +12,14 @@ import { createFirewallListener } from '../src/security/firewall-listener.js'
 import { createSecurityExceptionListener } from '../src/security/exception-listener.js'
 import { accessCheck, isGrantedCheck } from '../src/security/access-check.js'
 import { checkFormLogin, logout } from '../src/security/form-login.js'
+import { CSRF_SESSION_KEY, csrfTokenOf } from '../src/security/csrf.js'
+import type { CsrfTokenSource } from '../src/security/csrf.js'
+import { kCsrfToken } from '../src/symbols.js'
 import type { SessionCookie } from './session.js'
+
+// required, not imported: its typings need the DOM's CryptoKey (an app compiled for Node alone
+// lacks it); the kernel declares reply.generateCsrf and app.csrfProtection (fastify-augmentation)
+const fastifyCsrfProtection = createRequire(import.meta.url)('@fastify/csrf-protection') as FastifyPluginAsync<{ sessionPlugin: '@fastify/session', sessionKey: string, getToken: (request: FastifyRequest) => string | undefined }>
 
 /** Symfony's security ExceptionListener priority: before the logger (0) and the error controller. */
 const SECURITY_EXCEPTION_PRIORITY = 1
@@ -47,8 +55,10 @@ function registerAccessChecks (app: FastifyInstance, kernel: Kernel): void {
 }
 
 async function registerSecurity (app: FastifyInstance, kernel: Kernel, options: ResolvedKernelOptions, sessionCookie: SessionCookie | null): Promise<void> {
-  const { options: securityOptions, firewalls, accessControl } = resolveSecurityOptions(options.security, sessionCookie !== null)
-  const security = new Security(securityOptions, firewalls, accessControl)
+  const { options: securityOptions, firewalls, accessControl, passwordChecks } = resolveSecurityOptions(options.security, sessionCookie !== null)
+  const security = new Security(securityOptions, firewalls, accessControl, passwordChecks)
+  app.decorate('kernelSecurity', security)
+  if (firewalls.some((f) => (f.formLogin?.csrfParameter ?? f.logout?.csrfParameter ?? null) !== null)) await registerCsrfProtection(app)
   kernel.on(Stage.REQUEST, createFirewallListener(security), { priority: Priority.FIREWALL, name: 'firewall' })
   kernel.on(Stage.EXCEPTION, createSecurityExceptionListener(), { priority: SECURITY_EXCEPTION_PRIORITY, name: 'security exceptions' })
   for (const firewall of firewalls) {
@@ -58,34 +68,54 @@ async function registerSecurity (app: FastifyInstance, kernel: Kernel, options: 
         throw new KernelError('KERNEL_INVALID_OPTIONS', `fastify-kernel: invalid "security" options: firewall "${firewall.name}": "${path}" is outside the session cookie's path "${sessionCookie.path}".`)
       }
     }
-    if (firewall.formLogin !== null) await registerLoginCheck(app, security, firewall)
-    if (firewall.logout !== null) registerLogout(app, firewall, sessionCookie!)
+    if (firewall.formLogin !== null || firewall.logout !== null) await registerFirewallRoutes(app, security, firewall, sessionCookie!)
   }
 }
 
 /**
- * The form login check: POST `checkPath`, with its own urlencoded body parser (in a child
- * context, so it never clashes with the app's parsers). The app serves the form (GET).
+ * @fastify/csrf-protection on the session (Symfony keeps CSRF tokens in the session too):
+ * `reply.generateCsrf()` for the forms, `app.csrfProtection` for the checks. Its refusals become
+ * 403 `Invalid CSRF token.` in the security exception listener.
  */
-async function registerLoginCheck (app: FastifyInstance, security: Security, firewall: ResolvedFirewall): Promise<void> {
-  await app.register(async function loginCheck (child) {
-    await child.register(fastifyFormbody, { bodyLimit: 16 * 1024 })
-    child.post(firewall.formLogin!.checkPath, { config: { name: `_security_check_${firewall.name}` } }, async function securityLoginCheck (request, reply) {
-      return reply.redirect(await checkFormLogin(security, firewall, request), 302)
-    })
-  })
+async function registerCsrfProtection (app: FastifyInstance): Promise<void> {
+  if (app.hasDecorator('csrfProtection')) {
+    throw new KernelError('KERNEL_INVALID_OPTIONS', 'fastify-kernel: @fastify/csrf-protection is already registered. The kernel registers it for the CSRF tokens of form login and logout: remove your registration (app.csrfProtection and reply.generateCsrf() stay available), or set formLogin.csrf and logout.csrf to false.')
+  }
+  await app.register(fastifyCsrfProtection, { sessionPlugin: '@fastify/session', sessionKey: CSRF_SESSION_KEY, getToken: csrfTokenOf })
 }
 
-/** Logout: GET or POST `path` destroys the session, clears its cookie, redirects to `target`. */
-function registerLogout (app: FastifyInstance, firewall: ResolvedFirewall, cookie: SessionCookie): void {
-  app.route({
-    method: ['GET', 'POST'],
-    url: firewall.logout!.path,
-    config: { name: `_security_logout_${firewall.name}` },
-    handler: async function securityLogout (request, reply) {
-      const location = await logout(firewall, request)
-      reply.clearCookie(cookie.name, { path: cookie.path, ...(cookie.domain === undefined ? {} : { domain: cookie.domain }) })
-      return reply.redirect(location, 302)
+/**
+ * A firewall's own routes, in a child context with its own urlencoded body parser (so it never
+ * clashes with the app's parsers): the form login check (POST `checkPath`; the app serves the
+ * form) and logout (GET or POST `path`). With CSRF on, the token is checked before anything
+ * else (preValidation): a forged request never reaches a password check or the session.
+ */
+async function registerFirewallRoutes (app: FastifyInstance, security: Security, firewall: ResolvedFirewall, cookie: SessionCookie): Promise<void> {
+  await app.register(async function firewallRoutes (child) {
+    await child.register(fastifyFormbody, { bodyLimit: 16 * 1024 })
+    // with CSRF on, the route says where its token is, and checks it
+    const routeOptions = (name: string, parameter: string | null, query: boolean) => parameter === null
+      ? { config: { name } }
+      : { config: { name, [kCsrfToken]: { parameter, query } satisfies CsrfTokenSource }, preValidation: child.csrfProtection }
+    const form = firewall.formLogin
+    if (form !== null) {
+      child.post(form.checkPath, routeOptions(`_security_check_${firewall.name}`, form.csrfParameter, false), async function securityLoginCheck (request, reply) {
+        return reply.redirect(await checkFormLogin(security, firewall, request), 302)
+      })
+    }
+    const out = firewall.logout
+    if (out !== null) {
+      child.route({
+        method: ['GET', 'POST'],
+        url: out.path,
+        // a GET carries its token in the query: Symfony's logout link (`/logout?_csrf_token=...`)
+        ...routeOptions(`_security_logout_${firewall.name}`, out.csrfParameter, true),
+        handler: async function securityLogout (request, reply) {
+          const location = await logout(firewall, request)
+          reply.clearCookie(cookie.name, { path: cookie.path, ...(cookie.domain === undefined ? {} : { domain: cookie.domain }) })
+          return reply.redirect(location, 302)
+        }
+      })
     }
   })
 }

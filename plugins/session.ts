@@ -49,7 +49,7 @@ export async function registerSession (app: FastifyInstance, kernel: Kernel, opt
   // read, the client keeps its cookie (the session may exist once the store answers again)
   if (guarded !== undefined) app.addHook('onSend', keepUnreadSessionCookie(guarded, session.cookieName, signer))
 
-  kernel.on(Stage.REQUEST, createSessionListener(session.cookieName, (value) => signer.unsign(value)), { priority: Priority.SESSION, name: 'session' })
+  kernel.on(Stage.REQUEST, createSessionListener(session.cookieName, (value) => signer.unsign(value), (id) => guarded?.unreadable.has(id) === true), { priority: Priority.SESSION, name: 'session' })
   kernel.on(Stage.RESPONSE, createSessionCollector(session.cookieName), { priority: Priority.COLLECT, name: 'session collector' })
   return { name: session.cookieName, path: session.cookie.path, ...(session.cookie.domain === undefined ? {} : { domain: session.cookie.domain }) }
 }

@@ -8,6 +8,7 @@ import type { KernelContext } from './kernel/context.js'
 import type { RequestSecurity } from './security/request-security.js'
 import type { IsGrantedCheck } from './security/access-decision.js'
 import type { Profiler } from './profiler/profiler.js'
+import type { Security } from './security/security.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -15,6 +16,15 @@ declare module 'fastify' {
     kernel: Kernel
     /** the web profiler, when it is on (debug mode) */
     kernelProfiler?: Profiler
+    /** the security configuration at run time (`security` option): firewalls, throttling, password checks */
+    kernelSecurity?: Security
+    /**
+     * @fastify/csrf-protection (form login or logout with CSRF tokens): checks the request's
+     * token, as a `preValidation` or `preHandler` hook of a route; a refusal is 403 `Invalid CSRF
+     * token.`. Declared here as @fastify/csrf-protection declares it (a method, so the two merge):
+     * its own typings need the DOM's CryptoKey, which a Node app compiled without DOM lacks.
+     */
+    csrfProtection (request: FastifyRequest, reply: FastifyReply, done: () => void): void
   }
 
   interface FastifyRequest {
@@ -35,6 +45,8 @@ declare module 'fastify' {
   }
 
   interface FastifyReply {
+    /** @fastify/csrf-protection: a CSRF token of the request's session (the first one starts the session) */
+    generateCsrf (options?: { userInfo?: string }): string
     /** @fastify/flash (`session` option): reads and clears the flash messages */
     flash: (this: FastifyReply, type?: string) => { [k: string]: string[] } | string[]
   }

@@ -11,3 +11,5 @@ export const kKernelNotFound = Symbol.for('fastify-kernel.not-found')
 export const kKernelInternalRoute = Symbol.for('fastify-kernel.internal-route')
 /** Stamped on the config of the profiler's routes: not profiled, only for allowed clients. */
 export const kProfilerRoute = Symbol.for('fastify-kernel.profiler-route')
+/** Stamped on the config of the login check and logout routes: where their CSRF token is read. */
+export const kCsrfToken = Symbol.for('fastify-kernel.csrf-token')

@@ -56,7 +56,8 @@ export async function buildService (env: ServiceEnv, overrides: { logger?: boole
   const profilerOnRedis = env.APP_DEBUG && env.PROFILER_STORAGE === 'redis'
   let app: FastifyInstance | undefined
   // connected first: a wrong URL or a server that is down is a clear error at start
-  const redis = env.REDIS_URL !== null && (env.SESSION_STORE === 'redis' || profilerOnRedis)
+  // sessions, profiles and login-throttling counters share it (the counters whenever it is set)
+  const redis = env.REDIS_URL !== null
     ? await connectRedis(env.REDIS_URL, { warn: (fields, message) => { app === undefined ? console.warn(message) : app.log.warn(fields, message) } })
     : undefined
   try {
@@ -66,6 +67,7 @@ export async function buildService (env: ServiceEnv, overrides: { logger?: boole
         ...(env.APP_IDE === null ? {} : { fileLinkFormat: env.APP_IDE }),
         ...services.options,
         ...(redis !== undefined && env.SESSION_STORE === 'redis' ? { session: { ...services.options.session, ttl: SESSION_TTL, store: new IdleExpiryRedisStore(redis, SESSION_TTL) } } : {}),
+        ...(redis !== undefined ? { security: { ...services.options.security, loginThrottlingStore: { redis: { client: redis, commandTimeout: REDIS_COMMAND_TIMEOUT_MS } } } } : {}),
         // the service keeps profiles on disk (under var/ by default) or in Redis; the plugin's default is memory
         profiler: {
           ...(redis !== undefined && profilerOnRedis ? { storage: 'redis', redis: { client: redis, commandTimeout: REDIS_COMMAND_TIMEOUT_MS } } : { storage: env.PROFILER_STORAGE === 'redis' ? 'memory' : env.PROFILER_STORAGE }),

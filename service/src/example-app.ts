@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply } from 'fastify'
 import escapeHtml from 'escape-html'
 import { hashPassword, hashToken } from 'fastify-kernel'
 import type { KernelOptions } from 'fastify-kernel'
@@ -13,9 +13,8 @@ const HOME_LINKS: Array<[string, string]> = [
   ['/fr/contact', 'a route with a _locale parameter: request.locale is fr'],
   ['/de/contact', 'a locale that is not enabled: 404'],
   ['/admin', 'protected (ROLE_ADMIN): 401, log in as admin/admin'],
-  ['/login', 'the login form (admin/admin or user/user)'],
+  ['/login', 'the login form (admin/admin or user/user), with its CSRF token; log out there or on /admin'],
   ['/profile', 'a route access check (isGranted: ROLE_USER)'],
-  ['/logout', 'log out'],
   ['/robots.txt', 'no route: the exact Symfony 404'],
   ['/form', 'GET and POST only (try PUT: 405 with Allow)'],
   ['/boom', 'a controller that throws: 500']
@@ -100,6 +99,7 @@ export async function exampleRequestServices (env: ServiceEnv): Promise<{ option
     notes.push({ level: 'warn', message: 'fastify-kernel: APP_USERS is not set: no one can log in' })
   }
   const tokens = env.APP_API_TOKENS ?? (demo ? { admin: hashToken(DEMO_API_TOKEN) } : {})
+  const loginThrottling = env.LOGIN_MAX_ATTEMPTS === 0 ? false : { maxAttempts: env.LOGIN_MAX_ATTEMPTS, interval: env.LOGIN_INTERVAL }
   return {
     notes,
     options: {
@@ -109,8 +109,9 @@ export async function exampleRequestServices (env: ServiceEnv): Promise<{ option
         users: Object.fromEntries(users.map((u) => [u.username, { password: u.password, roles: u.roles }])),
         roleHierarchy: { ROLE_ADMIN: ['ROLE_USER'] },
         firewalls: [
-          { name: 'api', pattern: '^/api/', stateless: true, bearer: { realm: 'fastify-kernel API', tokens } },
-          { name: 'main', pattern: '^/', httpBasic: { realm: 'fastify-kernel' }, formLogin: { loginPath: '/login', defaultTargetPath: '/admin' }, logout: { path: '/logout', target: '/' }, entryPoint: 'httpBasic' }
+          { name: 'api', pattern: '^/api/', stateless: true, bearer: { realm: 'fastify-kernel API', tokens }, loginThrottling },
+          // form login and logout take a CSRF token (on by default): the pages below render it
+          { name: 'main', pattern: '^/', httpBasic: { realm: 'fastify-kernel' }, formLogin: { loginPath: '/login', defaultTargetPath: '/admin' }, logout: { path: '/logout', target: '/' }, entryPoint: 'httpBasic', loginThrottling }
         ],
         accessControl: [
           { path: '^/admin', roles: 'ROLE_ADMIN' },
@@ -124,28 +125,41 @@ export async function exampleRequestServices (env: ServiceEnv): Promise<{ option
 /** the page language when the request has no locale */
 const DEFAULT_LANG = 'en'
 
-const PAGE_STYLE = '<style>body{font:16px/1.6 system-ui,sans-serif;margin:40px;max-width:720px}label{display:block;margin:8px 0}input{font:inherit}.error{color:#b00}</style>'
+const PAGE_STYLE = '<style>body{font:16px/1.6 system-ui,sans-serif;margin:40px;max-width:720px}label{display:block;margin:8px 0}input{font:inherit}.error{color:#b00}.inline{display:inline}</style>'
 
 function page (title: string, body: string, lang: string): string {
   return `<!DOCTYPE html>\n<html lang="${escapeHtml(lang)}"><head><meta charset="UTF-8"><title>${escapeHtml(title)}</title>${PAGE_STYLE}</head>\n<body>${body}</body></html>`
+}
+
+/** The hidden field the kernel's form login and logout read their CSRF token from (`_csrf_token`). */
+function csrfField (reply: FastifyReply): string {
+  return `<input type="hidden" name="_csrf_token" value="${escapeHtml(reply.generateCsrf())}">`
+}
+
+/** Logout is a POST with the CSRF token: a link (GET) could be triggered by any other site. */
+function logoutButton (reply: FastifyReply): string {
+  return `<form method="post" action="/logout" class="inline">${csrfField(reply)}<button type="submit">Log out</button></form>`
 }
 
 /** The protected admin page, the login form, a route access check and an API route. */
 function registerSecurityExamples (app: FastifyInstance): void {
   app.get('/admin', { config: { name: 'admin' } }, async function admin (request, reply) {
     const user = request.security?.user
+    // HTTP Basic keeps nothing in the session: only a form login has a session to log out of
+    const logout = request.security?.authenticator === 'session' ? logoutButton(reply) : ''
     return reply.type('text/html; charset=utf-8').send(page('Admin', `<h1>Admin area</h1>
 <p>Hello ${escapeHtml(user?.username ?? '')} (${escapeHtml(request.security?.roles.join(', ') ?? '')}), authenticated by ${escapeHtml(request.security?.authenticator ?? '')}.</p>
-<p><a href="/logout">Log out</a> · <a href="/">Home</a></p>`, request.locale ?? DEFAULT_LANG))
+<p>${logout} <a href="/">Home</a></p>`, request.locale ?? DEFAULT_LANG))
   })
 
   app.get('/login', { config: { name: 'login' } }, async function loginForm (request, reply) {
     const failed = (request.query as { error?: string }).error !== undefined
     const user = request.security?.user
     return reply.type('text/html; charset=utf-8').send(page('Log in', `<h1>Log in</h1>
-${user === null || user === undefined ? '' : `<p>You are logged in as ${escapeHtml(user.username)}. <a href="/logout">Log out</a></p>`}
+${user === null || user === undefined ? '' : `<p>You are logged in as ${escapeHtml(user.username)}. ${request.security?.authenticator === 'session' ? logoutButton(reply) : ''}</p>`}
 ${failed ? '<p class="error">Invalid credentials.</p>' : ''}
 <form method="post" action="/login">
+${csrfField(reply)}
 <label>Username <input name="_username" autocomplete="username" required></label>
 <label>Password <input name="_password" type="password" autocomplete="current-password" required></label>
 <button type="submit">Log in</button>

@@ -11,6 +11,10 @@ export interface RequestServicesEnv {
   APP_USERS: Array<{ username: string, password: string, roles: string[] }> | null
   /** username → SHA-256 (hex) of the user's API token; null: demo token in dev and test */
   APP_API_TOKENS: Record<string, string> | null
+  /** failed logins per user name and client within LOGIN_INTERVAL (5x per client); 0: no throttling */
+  LOGIN_MAX_ATTEMPTS: number
+  /** seconds of the login throttling window */
+  LOGIN_INTERVAL: number
 }
 
 export const requestServicesSchema = {
@@ -18,7 +22,9 @@ export const requestServicesSchema = {
   APP_LOCALES: { type: 'string', default: 'en,fr' },
   APP_DEFAULT_LOCALE: { type: 'string' },
   APP_USERS: { type: 'string' },
-  APP_API_TOKENS: { type: 'string' }
+  APP_API_TOKENS: { type: 'string' },
+  LOGIN_MAX_ATTEMPTS: { type: 'integer', minimum: 0, maximum: 1000000, default: 5 },
+  LOGIN_INTERVAL: { type: 'integer', minimum: 1, maximum: 86400, default: 60 }
 } as const
 
 function invalid (message: string): never {
@@ -76,6 +82,8 @@ export function resolveRequestServicesEnv (raw: Record<string, unknown>, appEnv:
     APP_LOCALES: locales,
     APP_DEFAULT_LOCALE: fallback,
     APP_USERS: raw.APP_USERS === undefined ? null : parseUsers(raw.APP_USERS as string),
-    APP_API_TOKENS: raw.APP_API_TOKENS === undefined ? null : parseTokens(raw.APP_API_TOKENS as string)
+    APP_API_TOKENS: raw.APP_API_TOKENS === undefined ? null : parseTokens(raw.APP_API_TOKENS as string),
+    LOGIN_MAX_ATTEMPTS: raw.LOGIN_MAX_ATTEMPTS as number,
+    LOGIN_INTERVAL: raw.LOGIN_INTERVAL as number
   }
 }

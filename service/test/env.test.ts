@@ -9,7 +9,7 @@ t.test('defaults: dev, debug on, 127.0.0.1:8000', async (t) => {
   const env = loadServiceEnv({}, false)
   t.same(env, {
     APP_ENV: 'dev', APP_DEBUG: true, APP_FORCE_DEBUG: false, HOST: '127.0.0.1', PORT: 8000, TRUST_PROXY: false, LOG_LEVEL: 'info', APP_IDE: null,
-    APP_SESSION_SECRET: null, APP_LOCALES: ['en', 'fr'], APP_DEFAULT_LOCALE: 'en', APP_USERS: null, APP_API_TOKENS: null,
+    APP_SESSION_SECRET: null, APP_LOCALES: ['en', 'fr'], APP_DEFAULT_LOCALE: 'en', APP_USERS: null, APP_API_TOKENS: null, LOGIN_MAX_ATTEMPTS: 5, LOGIN_INTERVAL: 60,
     REDIS_URL: null, SESSION_STORE: 'memory', PROFILER_STORAGE: 'file', PROFILER_DIR: 'var/profiler', PROFILER_MAX_PROFILES: 2000, PROFILER_MAX_AGE: 172800, PROFILER_ALLOWED_NETWORKS: []
   })
   t.equal(loadServiceEnv({ APP_ENV: 'prod', APP_SESSION_SECRET: SECRET }, false).APP_DEBUG, false, 'debug is off by default outside dev')
@@ -93,6 +93,8 @@ t.test('locales, users and API tokens from the environment', async (t) => {
   t.throws(() => loadServiceEnv({ APP_USERS: 'ann:plain-password:ROLE_ADMIN' }, false), { message: /APP_USERS user "ann": password not a scrypt password hash/ })
   t.throws(() => loadServiceEnv({ APP_USERS: 'ann' }, false), { message: /APP_USERS entry 1/ })
   t.throws(() => loadServiceEnv({ APP_API_TOKENS: 'ann:abc' }, false), { message: /APP_API_TOKENS/ })
+  t.equal(loadServiceEnv({ LOGIN_MAX_ATTEMPTS: '0', LOGIN_INTERVAL: '300' }, false).LOGIN_MAX_ATTEMPTS, 0)
+  t.throws(() => loadServiceEnv({ LOGIN_MAX_ATTEMPTS: '-1', LOGIN_INTERVAL: '0' }, false), { message: /LOGIN_MAX_ATTEMPTS must be >= 0; LOGIN_INTERVAL must be >= 1/ })
 })
 
 t.test('the example service answers its home page and the exact routing errors', async (t) => {

@@ -9,6 +9,19 @@ buildOnce()
 
 const SECRET = 'a-shared-session-secret-of-40-characters'
 
+/** The login form of a service (its session cookie and CSRF token), then the form posted. */
+async function logIn (base: string): Promise<Response> {
+  const form = await fetch(`${base}/login`)
+  const token = /name="_csrf_token" value="([^"]+)"/.exec(await form.text())?.[1]
+  if (token === undefined) throw new Error('the login form has no CSRF token')
+  return await fetch(`${base}/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookieOf(form) },
+    body: `_username=admin&_password=admin&_csrf_token=${encodeURIComponent(token)}`
+  })
+}
+
 function cookieOf (res: Response): string {
   const header = res.headers.getSetCookie().find((c) => c.startsWith('sessionId='))
   if (header === undefined) throw new Error(`no session cookie (${res.status})`)
@@ -23,7 +36,7 @@ t.test('two service processes sharing one Redis: sessions and profiles cross ove
   for (const node of [a, b]) t.same(await (await fetch(`${node.base}/_health`)).json(), { status: 'ok', redis: 'ready' })
 
   // log in on A, the session works on B
-  const login = await fetch(`${a.base}/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '_username=admin&_password=admin' })
+  const login = await logIn(a.base)
   t.equal(login.status, 302)
   const cookie = cookieOf(login)
   const onB = await fetch(`${b.base}/admin`, { headers: { cookie } })
@@ -73,7 +86,7 @@ t.test('two service processes sharing one Redis: sessions and profiles cross ove
   const search = await (await fetch(`${a.base}/_profiler/`)).text()
   const dropped = /id="dropped">(\d+) profiles were not stored/.exec(search)
   t.ok(dropped !== null && Number(dropped[1]) > 0, `the drops are counted on the search page (${dropped?.[1]})`, { page: /<title>[^<]*<\/title>/.exec(search)?.[0] })
-  const relogin = await fetch(`${b.base}/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '_username=admin&_password=admin' })
+  const relogin = await logIn(b.base)
   t.equal((await fetch(`${a.base}/admin`, { headers: { cookie: cookieOf(relogin) } })).status, 200, 'sessions work again (this Redis kept no data: a new login)')
 })
 

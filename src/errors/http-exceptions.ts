@@ -40,6 +40,13 @@ export class RequestTimeoutHttpException extends HttpException {
   constructor (message = '', cause?: unknown) { super(408, message, { cause }) }
 }
 
+/** 429 with `Retry-After` (seconds), as Symfony's TooManyRequestsHttpException. */
+export class TooManyRequestsHttpException extends HttpException {
+  constructor (readonly retryAfter: number, message = '', cause?: unknown) {
+    super(429, message, { cause, headers: { 'Retry-After': String(retryAfter) } })
+  }
+}
+
 /** 503 with `Retry-After` (seconds, default 5): the answer is worth asking again soon. */
 export class ServiceUnavailableHttpException extends HttpException {
   constructor (message = '', cause?: unknown, retryAfterSeconds = 5) { super(503, message, { cause, headers: { 'Retry-After': String(retryAfterSeconds) } }) }

@@ -5,7 +5,7 @@ export const REDACTED = '******'
  * passwords and keys anywhere in a name; `pwd` anywhere; `pass`, `pin`, `pincode` as a whole
  * word of it (`pass`, `user_pin`, `x-pin`, but not `passenger` or `shipping`).
  */
-export const DEFAULT_REDACT_PATTERN = 'token|secret|passw|passphrase|pwd|key|(^|[-_.\\s])(pass|pin|pincode)($|[-_.\\s])'
+export const DEFAULT_REDACT_PATTERN = 'token|secret|passw|passphrase|pwd|key|csrf|(^|[-_.\\s])(pass|pin|pincode)($|[-_.\\s])'
 
 /** Headers that always carry credentials, whatever their name says. */
 const SECRET_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'set-cookie']

@@ -10,6 +10,7 @@ import type { ProfileStorage } from './storage/storage.js'
 import type { Profile } from './profile.js'
 import { ClientAllowList } from './access.js'
 import { Redactor } from '../http/redact.js'
+import { proxyHeaderOf, trustsProxy } from './proxy-headers.js'
 import { LogCapture, formatLogs } from './collectors/logs.js'
 import type { CapturedLogs } from './collectors/logs.js'
 import { collectRequest } from './collectors/request.js'
@@ -89,13 +90,15 @@ export class Profiler {
   private windowStart = 0
   private windowSpent = 0
   private windowSaves = 0
+  /** the proxy warning is logged once per process */
+  private proxyWarned = false
 
   constructor (
     readonly options: ResolvedProfilerOptions,
     readonly storage: ProfileStorage,
     private readonly routes: () => readonly RouteDefinition[],
     private readonly tracing: boolean,
-    log: ProfilerLogger,
+    private readonly log: ProfilerLogger,
     private readonly sources: SourceExcerpts
   ) {
     this.redactor = new Redactor(options.redactNames, options.redactPattern)
@@ -110,16 +113,16 @@ export class Profiler {
 
   /**
    * First kernel.request listener: draws the token (so the error page can link it) unless the
-   * request is for a page of the profiler itself. A profiler route asked by a client outside
-   * the allowed networks becomes a routing miss: the router answers the ordinary 404, and it is
-   * profiled.
+   * request is for the profiler itself. A profiler route asked by a client outside the allowed
+   * networks, or through a proxy Fastify does not trust, becomes a routing miss: the router
+   * answers the ordinary 404, and it is profiled.
    */
   readonly start = (event: RequestEvent): void => {
     const { request, context } = event
     const config = request.routeOptions.config as unknown as Record<symbol, unknown> | undefined
     const mark = config?.[kProfilerRoute] as ProfilerRouteMark | undefined
     if (mark !== undefined && !request.is404) {
-      if (!this.allowList.allows(request.ip)) context.forcedMiss = true
+      if (!this.admits(request)) context.forcedMiss = true
       else if (mark !== 'profiled') return
     }
     const token = this.storage.reserveToken()
@@ -142,6 +145,28 @@ export class Profiler {
   async untilStored (token: string, timeoutMs = 2000): Promise<void> {
     const until = performance.now() + timeoutMs
     while (this.unsaved.has(token) && performance.now() < until) await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+
+  /**
+   * May this client open the profiler? Behind a reverse proxy that Fastify does not trust,
+   * `request.ip` is the proxy's address (private, on the same host or network: allowed by
+   * default) for every client on the Internet; such requests are refused whatever the address.
+   */
+  readonly admits = (request: FastifyRequest): boolean => {
+    if (!trustsProxy(request)) {
+      const header = proxyHeaderOf(request.headers)
+      if (header !== undefined) {
+        this.warnAboutProxy(header, request.ip)
+        return false
+      }
+    }
+    return this.allowList.allows(request.ip)
+  }
+
+  private warnAboutProxy (header: string, ip: string): void {
+    if (this.proxyWarned) return
+    this.proxyWarned = true
+    this.log.warn({ header, ip }, `fastify-kernel: the profiler refused a request that came through a proxy (it carries "${header}") while Fastify's trustProxy is off: behind a reverse proxy every client seems to come from the proxy's address. Set Fastify's trustProxy to the proxy's address (TRUST_PROXY in the service) so that request.ip is the real client's, and profiler.allowedNetworks (PROFILER_ALLOWED_NETWORKS) to the clients that may open the profiler. Logged once.`)
   }
 
   /** kernel.response (-100): the token headers, the size and time to first byte. */

@@ -16,6 +16,22 @@ export class BadCredentialsException extends AuthenticationException {
   constructor (message = 'Invalid credentials.', cause?: unknown) { super(message, cause) }
 }
 
+/**
+ * Too many failed logins from this client (and for this user name) within the throttling
+ * interval; Symfony's message. `retryAfter`: seconds until an attempt is accepted again.
+ */
+export class TooManyLoginAttemptsAuthenticationException extends AuthenticationException {
+  constructor (readonly retryAfter: number) {
+    const minutes = Math.max(1, Math.ceil(retryAfter / 60))
+    super(`Too many failed login attempts, please try again in ${minutes} minute${minutes > 1 ? 's' : ''}.`)
+  }
+}
+
+/** A form login or logout without a valid CSRF token; Symfony's message. */
+export class InvalidCsrfTokenException extends AuthenticationException {
+  constructor (message = 'Invalid CSRF token.', cause?: unknown) { super(message, cause) }
+}
+
 /** An anonymous request reached something that needs a user. */
 export class InsufficientAuthenticationException extends AuthenticationException {
   constructor (message = 'Full authentication is required to access this resource.', cause?: unknown) { super(message, cause) }

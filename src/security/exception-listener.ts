@@ -1,9 +1,11 @@
 import type { ExceptionEvent } from '../kernel/events.js'
-import { AccessDeniedHttpException } from '../errors/http-exceptions.js'
+import { AccessDeniedHttpException, ServiceUnavailableHttpException } from '../errors/http-exceptions.js'
+import { sessionUnavailable } from '../session/session-listeners.js'
 import { AccessDeniedException, AuthenticationException } from './errors.js'
 import { securityOf } from './firewall-listener.js'
 import { startAuthentication } from './entry-points.js'
 import { sessionOf, targetPathKey } from './session-token.js'
+import { invalidCsrfToken, isCsrfRefusal } from './csrf.js'
 
 /**
  * Symfony's security ExceptionListener (kernel.exception, priority 1, before the logger and
@@ -11,11 +13,20 @@ import { sessionOf, targetPathKey } from './session-token.js'
  * - an anonymous request denied access, or any authentication failure: the firewall's entry
  *   point answers (401 with `WWW-Authenticate` and an empty body, or a redirect to the login form);
  * - an authenticated user denied access: the error becomes AccessDeniedHttpException
- *   (403 `Access Denied.`, the security exception as its cause) for the error controller.
+ *   (403 `Access Denied.`, the security exception as its cause) for the error controller;
+ * - a CSRF token refused by @fastify/csrf-protection: 403 `Invalid CSRF token.` likewise.
  */
 export function createSecurityExceptionListener () {
   return function securityExceptions (event: ExceptionEvent): void {
     const error = event.error
+    if (isCsrfRefusal(error)) {
+      // the token's secret is in a session the store could not read: a 503, not the client's fault
+      event.error = sessionUnavailable(event.context)
+        ? new ServiceUnavailableHttpException('The session store is unavailable: the request cannot be verified. Try again.', error)
+        : invalidCsrfToken(error)
+      event.context.exception = event.error
+      return
+    }
     const isDenied = error instanceof AccessDeniedException
     if (!isDenied && !(error instanceof AuthenticationException)) return
     const state = securityOf(event.context)

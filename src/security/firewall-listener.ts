@@ -66,13 +66,13 @@ export function createFirewallListener (security: Security) {
   async function authenticate (event: RequestEvent, fw: ResolvedFirewall, state: RequestSecurity, credentials: ReturnType<typeof parseAuthorization> | null, token: ReturnType<typeof readToken>): Promise<boolean> {
     const { request } = event
     if (credentials !== null && credentials.scheme === 'basic' && fw.httpBasic !== null) {
-      const user = 'malformed' in credentials ? null : await security.checkPassword(credentials.username, credentials.password)
+      const user = 'malformed' in credentials ? null : await refusedOr(event, state, security.attemptPasswordLogin(fw, request.ip, credentials.username, credentials.password))
       if (user === null) return fail(event, state, basicChallenge(fw.httpBasic.realm), 'malformed' in credentials ? `Malformed Basic credentials (${credentials.malformed}).` : 'Invalid credentials.')
       state.authenticate(user, 'httpBasic')
       return false
     }
     if (credentials !== null && credentials.scheme === 'bearer' && fw.bearer !== null) {
-      const user = 'malformed' in credentials ? null : await security.checkToken(fw, credentials.token)
+      const user = 'malformed' in credentials ? null : await refusedOr(event, state, security.attemptTokenLogin(fw, request.ip, credentials.token))
       if (user === null) return fail(event, state, bearerChallenge(fw.bearer.realm, true), 'malformed' in credentials ? `Malformed Bearer token (${credentials.malformed}).` : 'Invalid credentials.')
       state.authenticate(user, 'bearer')
       return false
@@ -84,6 +84,18 @@ export function createFirewallListener (security: Security) {
       else forget(request, tokenKey(fw.name))
     }
     return false
+  }
+
+  /** A login refused before its check (throttled, too many checks at once) fails kernel.request: 429/503. */
+  async function refusedOr<T> (event: RequestEvent, state: RequestSecurity, attempt: Promise<T>): Promise<T> {
+    try {
+      return await attempt
+    } catch (error) {
+      state.decision = 'unauthenticated'
+      state.reason = (error as Error).message
+      event.context.collected.security = state.collect()
+      throw error
+    }
   }
 
   function fail (event: RequestEvent, state: RequestSecurity, challenge: string, reason: string): true {

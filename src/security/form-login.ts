@@ -7,6 +7,8 @@ import { MAX_PASSWORD_LENGTH } from './password-hasher.js'
 import { securityOf } from './firewall-listener.js'
 import { sessionOf, targetPathKey, tokenKey } from './session-token.js'
 import type { StoredToken } from './session-token.js'
+import type { StoredUser } from './user-provider.js'
+import { CSRF_SESSION_KEY } from './csrf.js'
 
 /** A local path, never `//host` or `/\host` (which browsers read as another site). */
 function isLocalPath (value: unknown): value is string {
@@ -33,20 +35,30 @@ export async function checkFormLogin (security: Security, firewall: ResolvedFire
   const base = origin(request.kernel)
   const valid = typeof username === 'string' && typeof password === 'string' &&
     username.length <= MAX_USERNAME_LENGTH && password.length <= MAX_PASSWORD_LENGTH
-  const user = valid ? await security.checkPassword(username.trim(), password) : null
   const state = securityOf(request.kernel)
+  const unauthenticated = (reason: string): void => {
+    if (state === null || request.kernel === null) return
+    state.decision = 'unauthenticated'
+    state.reason = reason
+    request.kernel.collected.security = state.collect()
+  }
+  let user: StoredUser | null = null
+  try {
+    if (valid) user = await security.attemptPasswordLogin(firewall, request.ip, username.trim(), password)
+  } catch (error) {
+    // throttled or too many checks at once: the error page answers (429 / 503)
+    unauthenticated((error as Error).message)
+    throw error
+  }
   if (user === null) {
-    if (state !== null && request.kernel !== null) {
-      state.decision = 'unauthenticated'
-      state.reason = 'Invalid credentials.'
-      request.kernel.collected.security = state.collect()
-    }
+    unauthenticated('Invalid credentials.')
     return `${base}${form.loginPath}?error=1`
   }
 
   const session = sessionOf(request)!
   const target = session.get(targetPathKey(firewall.name))
-  const keep = Object.keys(session).filter((key) => key !== 'cookie' && key !== targetPathKey(firewall.name))
+  // as Symfony's session strategy, the CSRF secret is not carried over: a new one is made for the next form
+  const keep = Object.keys(session).filter((key) => key !== 'cookie' && key !== targetPathKey(firewall.name) && key !== CSRF_SESSION_KEY)
   await (request.session as unknown as { regenerate: (keep: string[]) => Promise<void> }).regenerate(keep)
   sessionOf(request)!.set(tokenKey(firewall.name), { username: user.username, authenticator: 'formLogin' } satisfies StoredToken)
   if (state !== null && request.kernel !== null) {

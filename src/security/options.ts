@@ -3,6 +3,9 @@ import type { AccessRule } from './access-map.js'
 import type { InMemoryUserConfig, UserProvider } from './user-provider.js'
 import { KernelError } from '../errors/kernel-errors.js'
 import { ajvProblems } from '../config/ajv-problems.js'
+import type { LoginThrottlingLimits, LoginThrottlingStore } from './login-throttling.js'
+import type { PasswordCheckLimits } from './password-check-gate.js'
+import { DEFAULT_PASSWORD_CHECK_LIMITS } from './password-check-gate.js'
 
 /** Which authenticator answers an anonymous request to a protected path. */
 export type EntryPointName = 'httpBasic' | 'bearer' | 'formLogin'
@@ -18,9 +21,16 @@ export interface FirewallOptions {
   httpBasic?: boolean | { realm?: string }
   /** `tokens`: username → SHA-256 (hex) of that user's token; or `handler`: token → username */
   bearer?: { realm?: string, tokens?: Record<string, string>, handler?: (token: string) => string | null | Promise<string | null> }
-  formLogin?: boolean | { loginPath?: string, checkPath?: string, defaultTargetPath?: string, usernameParameter?: string, passwordParameter?: string }
-  logout?: boolean | { path?: string, target?: string }
+  /** `csrf` (default true): the check needs a CSRF token in `csrfParameter` (`_csrf_token`) */
+  formLogin?: boolean | { loginPath?: string, checkPath?: string, defaultTargetPath?: string, usernameParameter?: string, passwordParameter?: string, csrf?: boolean, csrfParameter?: string }
+  /** `csrf` (default true): logging out needs a CSRF token in `csrfParameter` (`_csrf_token`) */
+  logout?: boolean | { path?: string, target?: string, csrf?: boolean, csrfParameter?: string }
   entryPoint?: EntryPointName
+  /**
+   * failed logins (HTTP Basic, Bearer, form login) allowed per user name and client in `interval`
+   * seconds (five times as many per client); default `{ maxAttempts: 5, interval: 60 }`, `false`: off
+   */
+  loginThrottling?: boolean | { maxAttempts?: number, interval?: number }
 }
 
 export interface SecurityOptions {
@@ -30,6 +40,10 @@ export interface SecurityOptions {
   roleHierarchy?: Record<string, string[]>
   firewalls: FirewallOptions[]
   accessControl?: Array<{ path: string, roles: string | string[], methods?: string[] }>
+  /** where login throttling counts attempts: this process's memory (default), or Redis */
+  loginThrottlingStore?: LoginThrottlingStore
+  /** bounds on concurrent password checks; default `{ concurrency: 2, queue: 8, perClient: 2 }` */
+  passwordChecks?: Partial<PasswordCheckLimits>
 }
 
 export interface ResolvedFirewall {
@@ -39,10 +53,16 @@ export interface ResolvedFirewall {
   stateless: boolean
   httpBasic: { realm: string } | null
   bearer: { realm: string, tokens: Map<string, string>, handler: ((token: string) => string | null | Promise<string | null>) | null } | null
-  formLogin: { loginPath: string, checkPath: string, defaultTargetPath: string, usernameParameter: string, passwordParameter: string } | null
-  logout: { path: string, target: string } | null
+  /** `csrfParameter` null: no CSRF token required */
+  formLogin: { loginPath: string, checkPath: string, defaultTargetPath: string, usernameParameter: string, passwordParameter: string, csrfParameter: string | null } | null
+  logout: { path: string, target: string, csrfParameter: string | null } | null
   entryPoint: EntryPointName | null
+  loginThrottling: LoginThrottlingLimits | null
 }
+
+/** Symfony's `csrf_parameter` default, for form login and logout alike. */
+export const DEFAULT_CSRF_PARAMETER = '_csrf_token'
+export const DEFAULT_LOGIN_THROTTLING: LoginThrottlingLimits = { maxAttempts: 5, interval: 60 }
 
 const REALM = { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^"\\\\\\u0000-\\u001f\\u007f]*$' }
 const PATH = { type: 'string', pattern: '^/' }
@@ -91,11 +111,18 @@ const schema = {
             anyOf: [{ type: 'boolean' }, {
               type: 'object',
               additionalProperties: false,
-              properties: { loginPath: PATH, checkPath: PATH, defaultTargetPath: PATH, usernameParameter: PARAMETER, passwordParameter: PARAMETER }
+              properties: { loginPath: PATH, checkPath: PATH, defaultTargetPath: PATH, usernameParameter: PARAMETER, passwordParameter: PARAMETER, csrf: { type: 'boolean' }, csrfParameter: PARAMETER }
             }]
           },
-          logout: { anyOf: [{ type: 'boolean' }, { type: 'object', additionalProperties: false, properties: { path: PATH, target: PATH } }] },
-          entryPoint: { enum: ['httpBasic', 'bearer', 'formLogin'] }
+          logout: { anyOf: [{ type: 'boolean' }, { type: 'object', additionalProperties: false, properties: { path: PATH, target: PATH, csrf: { type: 'boolean' }, csrfParameter: PARAMETER } }] },
+          entryPoint: { enum: ['httpBasic', 'bearer', 'formLogin'] },
+          loginThrottling: {
+            anyOf: [{ type: 'boolean' }, {
+              type: 'object',
+              additionalProperties: false,
+              properties: { maxAttempts: { type: 'integer', minimum: 1, maximum: 1_000_000 }, interval: { type: 'integer', minimum: 1, maximum: 86_400 } }
+            }]
+          }
         }
       }
     },
@@ -110,6 +137,32 @@ const schema = {
           roles: { anyOf: [ROLE, { type: 'array', items: ROLE, minItems: 1 }] },
           methods: { type: 'array', items: { type: 'string', pattern: '^[A-Za-z]+$' } }
         }
+      }
+    },
+    loginThrottlingStore: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['redis'],
+      properties: {
+        redis: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['client'],
+          properties: {
+            client: { type: 'object' },
+            prefix: { type: 'string', maxLength: 200 },
+            commandTimeout: { type: 'integer', minimum: 1, maximum: 60_000 }
+          }
+        }
+      }
+    },
+    passwordChecks: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        concurrency: { type: 'integer', minimum: 1, maximum: 1024 },
+        queue: { type: 'integer', minimum: 0, maximum: 100_000 },
+        perClient: { type: 'integer', minimum: 1, maximum: 1024 }
       }
     }
   }
@@ -134,7 +187,7 @@ function compile (pattern: string, where: string, problems: string[]): RegExp {
  * Validates the `security` option; every problem is named at once. `sessionEnabled` decides the
  * default of `stateless` and whether form login is possible.
  */
-export function resolveSecurityOptions (given: unknown, sessionEnabled: boolean): { options: SecurityOptions, firewalls: ResolvedFirewall[], accessControl: AccessRule[] } {
+export function resolveSecurityOptions (given: unknown, sessionEnabled: boolean): { options: SecurityOptions, firewalls: ResolvedFirewall[], accessControl: AccessRule[], passwordChecks: PasswordCheckLimits } {
   if (!validate(given)) fail(ajvProblems(validate.errors ?? [], 'security'))
   const options = given as SecurityOptions
   const problems: string[] = []
@@ -159,7 +212,8 @@ export function resolveSecurityOptions (given: unknown, sessionEnabled: boolean)
             checkPath: o.checkPath ?? loginPath,
             defaultTargetPath: o.defaultTargetPath ?? '/',
             usernameParameter: o.usernameParameter ?? '_username',
-            passwordParameter: o.passwordParameter ?? '_password'
+            passwordParameter: o.passwordParameter ?? '_password',
+            csrfParameter: o.csrf === false ? null : o.csrfParameter ?? DEFAULT_CSRF_PARAMETER
           }
         })()
     if (formLogin !== null && stateless) {
@@ -182,9 +236,15 @@ export function resolveSecurityOptions (given: unknown, sessionEnabled: boolean)
     if (bearer !== null) available.push('bearer')
     if (formLogin !== null) available.push('formLogin')
     if (f.entryPoint !== undefined && !available.includes(f.entryPoint)) problems.push(`option "${at}.entryPoint": "${f.entryPoint}" is not configured on this firewall`)
-    const logout = f.logout === undefined || f.logout === false
+    const logoutOptions = f.logout === true ? {} : f.logout
+    const logout = logoutOptions === undefined || logoutOptions === false
       ? null
-      : { path: (f.logout === true ? undefined : f.logout.path) ?? '/logout', target: (f.logout === true ? undefined : f.logout.target) ?? '/' }
+      : {
+          path: logoutOptions.path ?? '/logout',
+          target: logoutOptions.target ?? '/',
+          csrfParameter: logoutOptions.csrf === false ? null : logoutOptions.csrfParameter ?? DEFAULT_CSRF_PARAMETER
+        }
+    const throttling = f.loginThrottling === true || f.loginThrottling === undefined ? {} : f.loginThrottling
     return {
       name: f.name,
       pattern: compile(f.pattern ?? '^/', `${at}.pattern`, problems),
@@ -194,7 +254,11 @@ export function resolveSecurityOptions (given: unknown, sessionEnabled: boolean)
       bearer,
       formLogin,
       logout,
-      entryPoint: f.entryPoint ?? available[0] ?? null
+      entryPoint: f.entryPoint ?? available[0] ?? null,
+      // nothing to throttle on a firewall without an authenticator
+      loginThrottling: throttling === false || available.length === 0
+        ? null
+        : { maxAttempts: throttling.maxAttempts ?? DEFAULT_LOGIN_THROTTLING.maxAttempts, interval: throttling.interval ?? DEFAULT_LOGIN_THROTTLING.interval }
     }
   })
 
@@ -206,6 +270,7 @@ export function resolveSecurityOptions (given: unknown, sessionEnabled: boolean)
       ...(rule.methods === undefined ? {} : { methods: rule.methods.map((m) => m.toUpperCase()) })
     }
   })
+  const passwordChecks = { ...DEFAULT_PASSWORD_CHECK_LIMITS, ...options.passwordChecks }
   if (problems.length > 0) fail(problems)
-  return { options, firewalls, accessControl }
+  return { options, firewalls, accessControl, passwordChecks }
 }

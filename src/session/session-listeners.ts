@@ -1,5 +1,6 @@
 import type {} from '@fastify/session'
 import type { RequestEvent, ResponseEvent } from '../kernel/events.js'
+import type { KernelContext } from '../kernel/context.js'
 
 /** What the profiler's session panel shows; `request.kernel.collected.session`. */
 export interface SessionCollected {
@@ -18,6 +19,8 @@ interface SessionStart {
   initialId: string | null
   /** a valid cookie named a session that the store still had */
   loaded: boolean
+  /** a valid cookie named a session that the store could not be read for */
+  unavailable: boolean
 }
 
 const kSessionStart = 'session'
@@ -51,19 +54,29 @@ function plainFlashes (value: unknown): Record<string, string[]> {
  * or prepared an empty one that is stored only if written to (`saveUninitialized: false`).
  * This notes which, so that the response can tell a new, a loaded and a regenerated session.
  */
-export function createSessionListener (cookieName: string, unsign: (value: string) => { valid: boolean, value: string | null }) {
+export function createSessionListener (cookieName: string, unsign: (value: string) => { valid: boolean, value: string | null }, unreadable: (sessionId: string) => boolean = () => false) {
   return function session (event: RequestEvent): void {
     const { request, context } = event
     const current = request.session as { sessionId?: string } | null | undefined
     const initialId = current?.sessionId ?? null
     const cookie = request.cookies?.[cookieName]
     let loaded = false
+    let unavailable = false
     if (initialId !== null && cookie !== undefined) {
       const unsigned = unsign(cookie)
       loaded = unsigned.valid && unsigned.value === initialId
+      unavailable = !loaded && unsigned.valid && unsigned.value !== null && unreadable(unsigned.value)
     }
-    context.bag.set(kSessionStart, { initialId, loaded } satisfies SessionStart)
+    context.bag.set(kSessionStart, { initialId, loaded, unavailable } satisfies SessionStart)
   }
+}
+
+/**
+ * True when the client named a session the store could not be read for (Redis down): what
+ * depends on the session (a CSRF token) cannot be checked, which is not the client's fault.
+ */
+export function sessionUnavailable (context: KernelContext): boolean {
+  return (context.bag.get(kSessionStart) as SessionStart | undefined)?.unavailable === true
 }
 
 function sessionCookieSet (header: unknown, cookieName: string): boolean {

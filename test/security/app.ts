@@ -2,6 +2,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { createKernelApp, Stage } from '../../index.js'
 import type { KernelContext, KernelOptions } from '../../index.js'
 import { hashPassword, hashToken } from '../../src/security/index.js'
+import type { FirewallOptions, SecurityOptions } from '../../src/security/index.js'
 
 export const SECRET = 'a-test-secret-that-is-long-enough-0123456789'
 export const HOST = 'example.test'
@@ -26,28 +27,35 @@ export function basic (username: string, password: string): string {
 }
 
 /**
- * An app with a stateful `main` firewall (HTTP Basic entry point, form login, logout), a
- * stateless `api` one (Bearer), `^/admin` → ROLE_ADMIN and ROLE_ADMIN ⊃ ROLE_USER.
+ * The security of the test app: a stateful `main` firewall (HTTP Basic entry point, form login,
+ * logout), a stateless `api` one (Bearer), `^/admin` → ROLE_ADMIN and ROLE_ADMIN ⊃ ROLE_USER.
+ * `firewall` adds options to both firewalls.
  */
+export async function exampleSecurity (more: Partial<SecurityOptions> = {}, firewall: Partial<FirewallOptions> = {}): Promise<SecurityOptions> {
+  return {
+    users: await exampleUsers(),
+    roleHierarchy: { ROLE_ADMIN: ['ROLE_USER'] },
+    firewalls: [
+      { name: 'api', pattern: '^/api', stateless: true, bearer: { realm: 'API', tokens: { admin: hashToken(tokens.admin) } }, ...firewall },
+      { name: 'main', pattern: '^/', httpBasic: { realm: 'Secured Area' }, formLogin: { loginPath: '/login' }, logout: { path: '/logout', target: '/' }, ...firewall }
+    ],
+    accessControl: [
+      { path: '^/admin', roles: 'ROLE_ADMIN' },
+      { path: '^/profile', roles: ['ROLE_USER'] },
+      { path: '^/api', roles: 'IS_AUTHENTICATED' }
+    ],
+    ...more
+  }
+}
+
+/** An app with exampleSecurity() (or `kernel.security`), sessions and locales. */
 export async function securedApp (kernel: KernelOptions = {}, more?: (app: FastifyInstance) => void): Promise<FastifyInstance> {
   const app = await createKernelApp({
     kernel: {
       debug: true,
       session: { secret: SECRET },
       locale: { default: 'en', enabled: ['en', 'fr'] },
-      security: {
-        users: await exampleUsers(),
-        roleHierarchy: { ROLE_ADMIN: ['ROLE_USER'] },
-        firewalls: [
-          { name: 'api', pattern: '^/api', stateless: true, bearer: { realm: 'API', tokens: { admin: hashToken(tokens.admin) } } },
-          { name: 'main', pattern: '^/', httpBasic: { realm: 'Secured Area' }, formLogin: { loginPath: '/login' }, logout: { path: '/logout', target: '/' } }
-        ],
-        accessControl: [
-          { path: '^/admin', roles: 'ROLE_ADMIN' },
-          { path: '^/profile', roles: ['ROLE_USER'] },
-          { path: '^/api', roles: 'IS_AUTHENTICATED' }
-        ]
-      },
+      security: await exampleSecurity(),
       ...kernel
     },
     fastify: { logger: false }
@@ -55,7 +63,8 @@ export async function securedApp (kernel: KernelOptions = {}, more?: (app: Fasti
   app.get('/', async () => 'home')
   app.get('/admin', { config: { name: 'admin' } }, async function admin (request) { return { admin: request.security?.user?.username } })
   app.get('/profile', async (request) => ({ user: request.security?.user?.username ?? null }))
-  app.get('/login', async () => 'login form')
+  // the form's CSRF token, as a real login page renders it (which starts the session)
+  app.get('/login', async (_request, reply) => ({ form: 'login', token: typeof reply.generateCsrf === 'function' ? reply.generateCsrf() : null }))
   app.get('/api/me', async (request) => ({ user: request.security?.user?.username }))
   app.get('/:_locale/page', async (request) => ({ locale: request.locale }))
   more?.(app)
@@ -88,12 +97,29 @@ export function sessionCookie (res: LightMyRequestResponse, name = 'sessionId'):
   return mine === undefined ? null : mine.split(';')[0]
 }
 
-/** Posts the login form. */
-export function login (app: FastifyInstance, username: string, password: string, cookie?: string) {
-  return call(app, {
+/** Opens the login form (GET /login): its CSRF token, and the session cookie to send with it. */
+export async function loginForm (app: FastifyInstance, cookie?: string): Promise<{ token: string, cookie: string }> {
+  const { res } = await call(app, { url: '/login', headers: cookie === undefined ? {} : { cookie } })
+  const token = (res.json() as { token: string | null }).token
+  if (token === null) throw new Error('the login form has no CSRF token (CSRF is off)')
+  const session = sessionCookie(res) ?? cookie
+  if (session === undefined) throw new Error('the login form started no session')
+  return { token, cookie: session }
+}
+
+/** Opens the login form, then posts it with its CSRF token (`csrf: false`: posts without one). */
+export async function login (app: FastifyInstance, username: string, password: string, cookie?: string, { csrf = true, remoteAddress }: { csrf?: boolean, remoteAddress?: string } = {}) {
+  const form = csrf ? await loginForm(app, cookie) : { token: undefined, cookie }
+  return await call(app, {
     method: 'POST',
     url: '/login',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie === undefined ? {} : { cookie }) },
-    payload: new URLSearchParams({ _username: username, _password: password }).toString()
+    ...(remoteAddress === undefined ? {} : { remoteAddress }),
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(form.cookie === undefined ? {} : { cookie: form.cookie }) },
+    payload: new URLSearchParams({ _username: username, _password: password, ...(form.token === undefined ? {} : { _csrf_token: form.token }) }).toString()
   })
+}
+
+/** A CSRF token of the session in `cookie` (a page that renders a form, such as the login form). */
+export async function csrfToken (app: FastifyInstance, cookie: string): Promise<string> {
+  return (await loginForm(app, cookie)).token
 }

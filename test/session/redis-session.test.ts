@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { Test } from 'tap'
 import { Redis } from 'ioredis'
-import { securedApp, call, login, passwords, sessionCookie, SECRET, exampleUsers } from '../security/app.js'
+import { securedApp, call, csrfToken, login, passwords, sessionCookie, SECRET, exampleUsers } from '../security/app.js'
 import { TestRedis } from '../redis/server.js'
 import { connectRedis, IdleExpiryRedisStore } from '../../service/src/redis.js'
 import { MemorySessionStore } from '../../src/session/memory-store.js'
@@ -70,7 +70,7 @@ t.test('sessions on Redis: a login on one app instance works on another; logout 
   t.equal((await call(one, { url: '/admin', headers: { cookie } })).res.statusCode, 401)
 
   const renewedId = decodeURIComponent(renewed.split('=')[1]).split('.')[0]
-  const out = await call(one, { url: '/logout', headers: { cookie: renewed } })
+  const out = await call(one, { method: 'POST', url: '/logout', headers: { cookie: renewed, 'x-csrf-token': await csrfToken(two, renewed) } })
   t.equal(out.res.statusCode, 302)
   t.equal(await admin.exists(PREFIX + renewedId), 0, 'logout removes the key')
   t.equal((await call(two, { url: '/admin', headers: { cookie: renewed } })).res.statusCode, 401)
@@ -120,13 +120,15 @@ t.test('sessions on Redis: a store that fails or is slow fails closed — anonym
   t.equal((await call(app, { url: '/admin', headers: { cookie } })).res.statusCode, 200, 'the session works again once Redis answers')
 
   // down: a public page still answers, a protected one is the ordinary 401
+  const token = await csrfToken(app, cookie)
   await redis.stop()
   const home = await call(app, { url: '/', headers: { cookie } })
   t.equal(home.res.statusCode, 200)
   t.equal(home.res.headers['set-cookie'], undefined)
   t.equal((await call(app, { url: '/admin', headers: { cookie } })).res.statusCode, 401)
   t.ok(warnings.some((m) => /session store could not be read/.test(m)), 'a warning is logged')
-  t.equal((await call(app, { url: '/logout', headers: { cookie } })).res.statusCode, 503, 'logout cannot be confirmed: 503, not a false "logged out"')
+  const logout = await call(app, { method: 'POST', url: '/logout', headers: { cookie, 'x-csrf-token': token } })
+  t.equal(logout.res.statusCode, 503, 'logout cannot be confirmed: 503, not a false "logged out" nor a 403 for a token that could not be checked')
 })
 
 t.test('session store flooding: 10,500 anonymous requests that each store a target path do not evict logged-in users', async (t) => {

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { securedApp, call, login, passwords, sessionCookie, ready, SECRET } from '../security/app.js'
+import { securedApp, call, login, loginForm, csrfToken, passwords, sessionCookie, ready, SECRET } from '../security/app.js'
 import { createKernelApp } from '../../index.js'
 import { MemorySessionStore } from '../../src/session/memory-store.js'
 import type { SessionCollected } from '../../src/session/session-listeners.js'
@@ -22,7 +22,7 @@ t.test('lazy: a request that never writes to the session sets no cookie and stor
     app.get('/write', async (request) => { request.session.set('visits', 1); return 'written' })
   })
   t.teardown(() => app.close())
-  for (const url of ['/', '/read', '/login', '/fr/page', '/nope']) {
+  for (const url of ['/', '/read', '/fr/page', '/nope']) {
     const { res, context } = await call(app, { url })
     t.equal(res.headers['set-cookie'], undefined, url)
     if (url !== '/nope') {
@@ -55,6 +55,11 @@ t.test('lazy: a request that never writes to the session sets no cookie and stor
   t.equal(collectedAgain.isNew, false)
   t.equal(collectedAgain.cookieSet, false)
   t.equal(collectedAgain.idPrefix, collected.idPrefix)
+
+  const form = await call(app, { url: '/login' })
+  t.ok(sessionCookie(form.res), 'a page that renders a CSRF token (the login form) starts a session, as in Symfony')
+  t.same(Object.keys((form.context.collected.session as SessionCollected).attributes), ['_csrf'])
+  t.equal(store.size, 2)
 })
 
 t.test('over HTTPS (behind a trusted proxy) the cookie is Secure', async (t) => {
@@ -94,22 +99,32 @@ t.test('login regenerates the session id (no fixation) and keeps the session\'s 
   t.equal(old.res.statusCode, 401, 'the pre-login id is worth nothing')
 })
 
-t.test('a failed login creates no session, redirects back to the form, and says nothing more', async (t) => {
+t.test('a failed login writes nothing to the session, redirects back to the form, and says nothing more', async (t) => {
   const store = new MemorySessionStore()
   const app = await securedApp({ session: { secret: SECRET, store } })
   t.teardown(() => app.close())
+  // the form's session holds its CSRF secret and nothing else
+  const { token, cookie } = await loginForm(app)
+  t.equal(store.size, 1)
   for (const [username, password] of [['admin', 'wrong'], ['nobody', 'x'], ['admin', ''], ['a'.repeat(5000), 'x']]) {
-    const { res, context } = await login(app, username, password)
+    const { res, context } = await call(app, {
+      method: 'POST',
+      url: '/login',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+      payload: new URLSearchParams({ _username: username, _password: password, _csrf_token: token }).toString()
+    })
     t.equal(res.statusCode, 302)
     t.equal(res.headers.location, 'http://example.test/login?error=1')
     t.equal(res.headers['set-cookie'], undefined)
-    t.equal((context.collected.session as SessionCollected).exists, false)
+    t.same(Object.keys((context.collected.session as SessionCollected).attributes), ['_csrf'], 'no user, no other data')
   }
-  const missing = await call(app, { method: 'POST', url: '/login', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: '_username[]=admin' })
+  const missing = await call(app, { method: 'POST', url: '/login', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie }, payload: `_username[]=admin&_csrf_token=${token}` })
   t.equal(missing.res.statusCode, 302)
-  const json = await call(app, { method: 'POST', url: '/login', headers: { 'content-type': 'application/json' }, payload: '{"_username":"admin","_password":"admin-pass"}' })
+  t.equal(store.size, 1, 'failed logins stored no session')
+  const json = await call(app, { method: 'POST', url: '/login', headers: { 'content-type': 'application/json', cookie }, payload: JSON.stringify({ _username: 'admin', _password: 'admin-pass', _csrf_token: token }) })
   t.equal(json.res.statusCode, 302, 'JSON bodies are accepted by the app\'s own parser')
-  t.equal(store.size, 1, 'only the successful JSON login stored a session')
+  t.equal(json.res.headers.location, 'http://example.test/')
+  t.equal(store.size, 1, 'the form\'s session was replaced by the logged-in one')
 })
 
 t.test('forged, tampered and expired cookies get a fresh, lazy session', async (t) => {
@@ -175,7 +190,8 @@ t.test('logout destroys the session and clears the cookie', async (t) => {
   const app = await securedApp({ session: { secret: SECRET, store } })
   t.teardown(() => app.close())
   const cookie = sessionCookie((await login(app, 'admin', passwords.admin)).res)!
-  const { res, context } = await call(app, { url: '/logout', headers: { cookie } })
+  // Symfony's logout link: the token in the query
+  const { res, context } = await call(app, { url: `/logout?_csrf_token=${encodeURIComponent(await csrfToken(app, cookie))}`, headers: { cookie } })
   t.equal(res.statusCode, 302)
   t.equal(res.headers.location, 'http://example.test/')
   t.match(String(res.headers['set-cookie']), /^sessionId=; Max-Age=0/)

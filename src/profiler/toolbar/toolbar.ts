@@ -4,7 +4,7 @@ import type { ResponseEvent } from '../../kernel/events.js'
 import { templatesDir } from '../../config/paths.js'
 import { responseNonces } from '../../kernel/listeners/csp-nonces.js'
 import type { CspNonces } from '../../http/csp.js'
-import type { ClientAllowList } from '../access.js'
+import type { FastifyRequest } from 'fastify'
 import { TOOLBAR_PATH, recordingOf } from '../profiler.js'
 import { TOOLBAR_OPT_OUT_HEADER, acceptsToolbar, injectToolbar } from './inject.js'
 
@@ -27,7 +27,8 @@ export function readToolbarAsset (asset: keyof typeof TOOLBAR_ASSETS): string {
  * response's CSP nonces so that even a nonce-only policy lets them run.
  */
 export class WebDebugToolbar {
-  constructor (private readonly allowList: ClientAllowList) {}
+  /** @param admits whether a client may open the profiler (the toolbar's links lead there) */
+  constructor (private readonly admits: (request: FastifyRequest) => boolean) {}
 
   /** The injected markup: token and nonces are hex and base64url, nothing else comes from the request. */
   snippet (token: string, nonces: CspNonces): string {
@@ -50,7 +51,7 @@ export class WebDebugToolbar {
       return
     }
     const payload = event.payload
-    if (!acceptsToolbar(request, reply, payload) || !this.allowList.allows(request.ip)) return
+    if (!acceptsToolbar(request, reply, payload) || !this.admits(request)) return
     const injected = injectToolbar(payload as string | Buffer, () => this.snippet(recording.token, responseNonces(event.context, reply)))
     if (injected === undefined) return
     event.payload = injected
