@@ -54,8 +54,7 @@ export function recordingOf (context: KernelContext | null | undefined): Recordi
 
 /** `scheme://host[:port]/_profiler/<token>`, from the same host and scheme the client used. */
 export function profileLink (context: KernelContext, token: string): string {
-  const uri = context.uri
-  return uri === undefined ? `${PROFILER_PATH}/${token}` : `${uri.scheme}://${uri.httpHost}${PROFILER_PATH}/${token}`
+  return `${context.origin()}${PROFILER_PATH}/${token}`
 }
 
 /**

@@ -1,5 +1,4 @@
 import type { FastifyRequest } from 'fastify'
-import type { KernelContext } from '../kernel/context.js'
 import type { Security } from './security.js'
 import type { ResolvedFirewall } from './options.js'
 import { MAX_USERNAME_LENGTH } from './credentials.js'
@@ -11,11 +10,6 @@ import type { StoredToken } from './session-token.js'
 /** A local path, never `//host` or `/\host` (which browsers read as another site). */
 function isLocalPath (value: unknown): value is string {
   return typeof value === 'string' && value.startsWith('/') && !value.startsWith('//') && !value.startsWith('/\\') && !/[\r\n]/.test(value)
-}
-
-function origin (context: KernelContext | null): string {
-  const uri = context?.uri
-  return uri === undefined ? '' : `${uri.scheme}://${uri.httpHost}`
 }
 
 /**
@@ -30,7 +24,7 @@ export async function checkFormLogin (security: Security, firewall: ResolvedFire
   const body = (typeof request.body === 'object' && request.body !== null ? request.body : {}) as Record<string, unknown>
   const username = body[form.usernameParameter]
   const password = body[form.passwordParameter]
-  const base = origin(request.kernel)
+  const base = request.kernel?.origin() ?? ''
   const valid = typeof username === 'string' && typeof password === 'string' &&
     username.length <= MAX_USERNAME_LENGTH && password.length <= MAX_PASSWORD_LENGTH
   const user = valid ? await security.checkPassword(username.trim(), password) : null
@@ -67,5 +61,5 @@ export async function logout (firewall: ResolvedFirewall, request: FastifyReques
     state.authenticator = null
     request.kernel.collected.security = state.collect()
   }
-  return origin(request.kernel) + firewall.logout!.target
+  return (request.kernel?.origin() ?? '') + firewall.logout!.target
 }

@@ -14,8 +14,7 @@ export type ErrorPageExtension = (event: ExceptionEvent) => Partial<Pick<ErrorPa
 const MASKED_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie'])
 
 export function summarizeRequest (request: FastifyRequest, context: KernelContext): RequestSummary {
-  const uri = context.uri
-  const url = uri === undefined ? request.url : `${context.absoluteUrl()}${uri.query === '' ? '' : '?' + uri.query}`
+  const url = context.requestUrl(request.url)
   const headers: RequestSummary['headers'] = []
   const raw = request.raw.rawHeaders
   for (let i = 0; i + 1 < raw.length; i += 2) {
