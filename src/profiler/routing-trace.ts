@@ -1,6 +1,7 @@
 import FindMyWay from 'find-my-way'
 import { distance } from 'fastest-levenshtein'
 import type { RouteDefinition } from '../routing/route-table.js'
+import type { RoutingData } from './profile.js'
 import { toggleTrailingSlash } from '../routing/matcher.js'
 import { emptyParameter, parsePattern } from '../routing/route-pattern.js'
 import type { ParsedPattern } from '../routing/route-pattern.js'
@@ -125,6 +126,20 @@ export function traceRoutes (routes: readonly RouteDefinition[], method: string,
     lines.push({ ...base, verdict: 'path', reason: pathDifference(pattern.display, rawPath), closeness: 4 + distance(rawPath.slice(0, 256), pattern.display.slice(0, 256)) / Math.max(rawPath.length, pattern.display.length, 1) })
   }
   return lines
+}
+
+/** A verdict in words, as the routing panel and the routing console show it. */
+export const VERDICT_TEXT: Record<RouteTraceLine['verdict'], string> = { match: 'matches', method: 'method', requirement: 'requirement', slash: 'trailing slash', path: 'path differs' }
+
+/** What the matcher decided for a request, in one sentence (the routing panel, the routing console). */
+export function routingOutcomeText (routing: Pick<RoutingData, 'outcome' | 'route' | 'redirect' | 'attemptedPath' | 'allow'>): string {
+  switch (routing.outcome) {
+    case 'matched': return `Matched route "${routing.route?.name ?? ''}"`
+    case 'redirect': return `No route matched; the path with the other trailing slash did: 301 to ${routing.redirect ?? ''}`
+    case 'not-found': return `No route matched (404); the last path tried was ${routing.attemptedPath ?? ''}`
+    case 'method-not-allowed': return `The path matched, the method did not (405); allowed: ${routing.allow.join(', ')}`
+    case 'none': return 'Routing did not run for this request (it was answered earlier)'
+  }
 }
 
 /** The routes that came closest to matching, closest first: what a 404 page shows. */
