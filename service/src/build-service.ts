@@ -26,6 +26,7 @@ export async function buildService (env: ServiceEnv, overrides: { logger?: boole
   const app = await createKernelApp({
     kernel: {
       debug: env.APP_DEBUG,
+      trustedHosts: env.APP_TRUSTED_HOSTS,
       ...services.options,
       // the service keeps profiles on disk (under var/ by default); the plugin's default is memory
       profiler: {
