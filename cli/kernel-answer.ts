@@ -5,7 +5,7 @@
  * request is left out of the profiler's profiles.
  */
 import { randomBytes } from 'node:crypto'
-import inject from 'light-my-request'
+import { createRequire } from 'node:module'
 import type { FastifyRequest } from 'fastify'
 import { Priority, Stage } from '../src/kernel/stages.js'
 import type { KernelContext } from '../src/kernel/context.js'
@@ -46,6 +46,16 @@ export interface KernelAnswer {
 
 const MARK = 'x-fastify-kernel-console'
 
+/**
+ * Fastify's own injection library (what `app.inject` calls), taken from Fastify's dependencies
+ * rather than the kernel's: it is always there beside Fastify, and its current versions need a
+ * newer Node than the kernel supports, for a part (cookies) the console does not use.
+ */
+function fastifysInject (): typeof import('light-my-request') {
+  const fromFastify = createRequire(createRequire(import.meta.url).resolve('fastify'))
+  return fromFastify('light-my-request') as typeof import('light-my-request')
+}
+
 interface Captured { request: FastifyRequest, context: KernelContext }
 
 /**
@@ -72,6 +82,7 @@ export async function kernelAnswer (loaded: LoadedApp, method: string, target: s
   const capture = captureOnce(loaded, mark)
   // light-my-request normalises the URL it is given (`/a/../b` → `/b`): the raw target is put
   // back before Fastify's router sees it, as a socket would deliver it
+  const inject = fastifysInject()
   const response = await inject((req, res) => {
     req.url = target
     loaded.app.routing(req, res)
