@@ -59,10 +59,10 @@ function fastifysInject (): typeof import('light-my-request') {
 interface Captured { request: FastifyRequest, context: KernelContext }
 
 /**
- * Installs the console's listeners once per app: one records the context of the console's
- * requests, one stops them before the firewall (priority 8), one drops their profile.
+ * The console's listeners, for the requests carrying `mark`: one records their context, one
+ * stops them before the firewall (priority 8), one drops their profile.
  */
-function captureOnce (loaded: LoadedApp, mark: string): { take: () => Captured | undefined } {
+function captureConsoleRequests (loaded: LoadedApp, mark: string): { take: () => Captured | undefined } {
   let captured: Captured | undefined
   const ours = (request: FastifyRequest): boolean => request.headers[MARK] === mark
   loaded.kernel.on(Stage.REQUEST, (event) => {
@@ -79,7 +79,7 @@ function captureOnce (loaded: LoadedApp, mark: string): { take: () => Captured |
 
 export async function kernelAnswer (loaded: LoadedApp, method: string, target: string, host: string): Promise<KernelAnswer> {
   const mark = randomBytes(8).toString('hex')
-  const capture = captureOnce(loaded, mark)
+  const capture = captureConsoleRequests(loaded, mark)
   // light-my-request normalises the URL it is given (`/a/../b` → `/b`): the raw target is put
   // back before Fastify's router sees it, as a socket would deliver it
   const inject = fastifysInject()
