@@ -3,6 +3,7 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../helpers.js'
+import { basic, passwords, securedApp } from '../security/app.js'
 
 const json = { host: 'example.test', accept: 'application/json' }
 const html = { host: 'example.test', accept: 'text/html' }
@@ -167,4 +168,16 @@ t.test('an escape that does not decode is matched as the text it is', async (t) 
   t.equal(miss.statusCode, 404)
   t.equal(miss.json().detail, 'No route found for "GET http://example.test/bad%zz"')
   t.equal(await cause(app, 'GET', '/bad%E0%A4%A'), '/bad%E0%A4%A/')
+})
+
+t.test('the redirect from a route refused for an empty parameter is a route match: the firewall runs first', async (t) => {
+  const app = await securedApp({}, (app) => { app.get('/admin/:section', async () => 'section') })
+  t.teardown(() => app.close())
+  const anonymous = await app.inject({ url: '/admin/', headers: { host: 'example.test' } })
+  t.equal(anonymous.statusCode, 401, 'as for any request under ^/admin')
+  t.notOk(anonymous.headers.location)
+  const admin = await app.inject({ url: '/admin/', headers: { host: 'example.test', authorization: basic('admin', passwords.admin) } })
+  t.equal(admin.statusCode, 301)
+  t.equal(admin.headers.location, 'http://example.test/admin')
+  t.not(admin.body, 'section', 'the refused route\'s handler never runs')
 })
