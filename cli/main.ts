@@ -1,12 +1,18 @@
 /**
- * The `fastify-kernel` command. Exit codes: 0 success, 1 a negative answer, 2 a usage error.
+ * The `fastify-kernel` command. Exit codes: 0 success, 1 a negative answer (no route matches),
+ * 2 a command that could not run (usage, an app module that cannot be loaded).
  */
 import { HASH_PASSWORD_USAGE, hashPasswordCommand } from './hash-password.js'
 import type { CommandIo } from './io.js'
+import { CommandError } from './io.js'
+import { MATCH_USAGE, matchCommand } from './match.js'
+import { ROUTES_USAGE, routesCommand } from './routes.js'
 
 type Command = (args: string[], io: CommandIo) => Promise<number>
 
 const COMMANDS: Record<string, { run: Command, usage: string }> = {
+  routes: { run: routesCommand, usage: ROUTES_USAGE },
+  match: { run: matchCommand, usage: MATCH_USAGE },
   'hash-password': { run: hashPasswordCommand, usage: HASH_PASSWORD_USAGE }
 }
 
@@ -25,5 +31,11 @@ export async function main (argv: string[], io: CommandIo): Promise<number> {
     io.err(`fastify-kernel: unknown command "${name}"\n${usage()}`)
     return 2
   }
-  return await command.run(args, io)
+  try {
+    return await command.run(args, io)
+  } catch (error) {
+    // 1 means "no match": a command that could not run at all says so with 2
+    io.err(error instanceof CommandError ? error.message : `fastify-kernel ${name}: ${(error as Error).stack ?? String(error)}`)
+    return error instanceof CommandError ? error.exitCode : 2
+  }
 }

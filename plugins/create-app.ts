@@ -4,19 +4,23 @@ import type { KernelOptions } from '../src/config/options.js'
 import { kernel } from './kernel.js'
 import { kernelServerOptions } from './server-options.js'
 
+/** `kernelServerOptions()` with `given` over them (router and http options merged one level deeper). */
+export function withKernelServerOptions (given: FastifyServerOptions = {}): FastifyServerOptions {
+  const defaults = kernelServerOptions()
+  return {
+    ...defaults,
+    ...given,
+    routerOptions: { ...defaults.routerOptions, ...(given.routerOptions ?? {}) },
+    http: { ...defaults.http, ...((given as { http?: object }).http ?? {}) }
+  } as FastifyServerOptions
+}
+
 /**
  * A Fastify app with the kernel's server options and the kernel registered (and awaited), so
  * routes can be added at once. Options given in `fastify` win over the kernel's defaults.
  */
 export async function createKernelApp (options: { kernel?: KernelOptions, fastify?: FastifyServerOptions } = {}): Promise<FastifyInstance> {
-  const defaults = kernelServerOptions()
-  const given = options.fastify ?? {}
-  const app = Fastify({
-    ...defaults,
-    ...given,
-    routerOptions: { ...defaults.routerOptions, ...(given.routerOptions ?? {}) },
-    http: { ...defaults.http, ...((given as { http?: object }).http ?? {}) }
-  } as FastifyServerOptions)
+  const app = Fastify(withKernelServerOptions(options.fastify))
   await app.register(kernel, options.kernel ?? {})
   return app
 }

@@ -5,6 +5,7 @@ import { resolveKernelOptions } from '../src/config/options.js'
 import { Kernel } from '../src/kernel/kernel.js'
 import { Priority, Stage } from '../src/kernel/stages.js'
 import { RouteTable } from '../src/routing/route-table.js'
+import { TrustedHosts } from '../src/routing/trusted-hosts.js'
 import type { RouteDefinition } from '../src/routing/route-table.js'
 import { controllerName, createRouterListener } from '../src/kernel/listeners/router.js'
 import { createErrorController } from '../src/kernel/listeners/error-controller.js'
@@ -16,6 +17,7 @@ import { wholeStackTraces } from '../src/errors/stack-trace-limit.js'
 import { kKernelInternalRoute, kKernelNotFound, kKernelRoute } from '../src/symbols.js'
 import { installLifecycle } from './lifecycle.js'
 import { installBodyTimeout } from './body-timeout.js'
+import { answerConnectRequests } from './connect.js'
 import { TRACE_PARTIALS, createTemplateRenderer } from './views.js'
 import { registerProfiler } from './profiler.js'
 import { registerSession } from './session.js'
@@ -88,7 +90,8 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
     app.addHook('onClose', async () => { restoreStackTraceLimit() })
   }
 
-  kernel.on(Stage.REQUEST, createRouterListener(routes, options.debug), { priority: Priority.ROUTER, name: 'router' })
+  const trustedHosts = options.trustedHosts.length > 0 ? new TrustedHosts(options.trustedHosts) : undefined
+  kernel.on(Stage.REQUEST, createRouterListener(routes, options.debug, trustedHosts), { priority: Priority.ROUTER, name: 'router' })
   kernel.on(Stage.EXCEPTION, logException, { priority: Priority.EXCEPTION_LOGGER, name: 'exception logger' })
   kernel.on(Stage.EXCEPTION, errorController, { priority: Priority.ERROR_CONTROLLER, name: 'error controller' })
   if (options.debug) {
@@ -104,6 +107,7 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
 
   installLifecycle(app, kernel, errorController)
   installBodyTimeout(app, kernel, options.bodyTimeout)
+  answerConnectRequests(app)
 
   // optional features, each a plugin of its own wired to the kernel's stages as listeners
   registerLocale(app, kernel, options)

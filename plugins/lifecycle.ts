@@ -127,10 +127,15 @@ export function installLifecycle (app: FastifyInstance, kernel: Kernel, errorCon
 
   app.addHook('preHandler', function kernelController (request, reply, done) {
     const context = request.kernel
-    if (context === null || context.routingError !== undefined || (stages.isIdle(Stage.CONTROLLER) && stages.isIdle(Stage.CONTROLLER_ARGUMENTS))) { done(); return }
+    if (context === null || context.routingError !== undefined) { done(); return }
+    // a trailing-slash redirect where Fastify routed a route the kernel refused (an empty
+    // parameter): the redirect is the controller, the route's handler never runs
+    const redirect = request.is404 ? undefined : context.redirect
+    const proceed = redirect === undefined ? done : () => { sendKernelResponse(reply, redirect) }
+    if (stages.isIdle(Stage.CONTROLLER) && stages.isIdle(Stage.CONTROLLER_ARGUMENTS)) { proceed(); return }
     const fail = (error: unknown): void => { answerException(error, request, reply) }
     runStage(stages, new ControllerEvent(request, reply, context), () => {
-      runStage(stages, new ControllerArgumentsEvent(request, reply, context), done, fail)
+      runStage(stages, new ControllerArgumentsEvent(request, reply, context), proceed, fail)
     }, fail)
   })
 
@@ -247,8 +252,9 @@ export function installLifecycle (app: FastifyInstance, kernel: Kernel, errorCon
       const event = new RequestEvent(request, reply, context)
       await stages.dispatch(event)
       if (event.hasFailed) throw event.failure
-      if (event.response === undefined) throw error
-      payload = applyKernelResponse(reply, event.response)
+      const response = event.response ?? context.redirect
+      if (response === undefined) throw error
+      payload = applyKernelResponse(reply, response)
     } catch (failure) {
       payload = await handleException(failure, request, reply)
     }

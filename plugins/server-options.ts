@@ -1,5 +1,6 @@
-import type { FastifyError, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
 import { splitRequestTarget } from '../src/routing/request-uri.js'
+import { collapseTrailingSlashes, routingPath } from '../src/routing/routing-path.js'
 
 /**
  * Request line and headers may take 128 KiB (Node's default is 16 KiB), so that a 64 KiB path
@@ -35,12 +36,41 @@ export function kernelFrameworkErrors (error: FastifyError, request: FastifyRequ
   })
 }
 
-/** An absolute-form target (`GET http://host/x`) is routed by its path, as Symfony does. */
-export function kernelRewriteUrl (this: unknown, req: { url?: string }): string {
+/**
+ * The request target as Symfony's matcher sees it, for Fastify's router:
+ * - an absolute-form target (`GET http://host/x`) is routed by its path;
+ * - the path is matched decoded, `%2F` included, and an escape that does not decode (`%zz`)
+ *   is matched as the text it is (`routingPath`);
+ * - a path ending in several slashes (`/blog//`) is served by the route without parameters
+ *   that ends in one (`/blog/`), as Symfony's compiled matcher serves its static routes.
+ * The kernel reports the path as sent (`request.originalUrl`); handlers see this one.
+ */
+export function kernelRewriteUrl (this: unknown, req: { url?: string, method?: string }): string {
   const url = req.url ?? '/'
-  if (!ABSOLUTE_FORM.test(url)) return url
+  const absolute = ABSOLUTE_FORM.test(url)
+  const mark = url.indexOf('?')
+  const rawPath = mark === -1 ? url : url.slice(0, mark)
+  // the common case: nothing to rewrite, and no allocation
+  if (!absolute && !rawPath.includes('%') && !rawPath.endsWith('//')) return url
   const { path, query } = splitRequestTarget(url)
-  return query === '' ? path : `${path}?${query}`
+  let routed = routingPath(path)
+  if (routed.endsWith('//')) routed = staticRouteWithOneSlash(this, routed, req.method) ?? routed
+  return query === '' ? routed : `${routed}?${query}`
+}
+
+/** `/blog/` for `/blog//` when some method has a route `/blog/` without parameters. */
+function staticRouteWithOneSlash (app: unknown, path: string, method: string | undefined): string | undefined {
+  const router = app as Partial<Pick<FastifyInstance, 'findRoute' | 'supportedMethods'>> | undefined
+  if (typeof router?.findRoute !== 'function') return undefined
+  const candidate = collapseTrailingSlashes(path)
+  if (candidate === '/') return undefined
+  // the request's method first: a 405 for another method is the matcher's to tell
+  const methods = [method ?? 'GET', ...(router.supportedMethods ?? [])]
+  for (const m of methods) {
+    const found = router.findRoute({ method: m as never, url: candidate })
+    if (found !== null && found !== undefined && Object.keys(found.params).length === 0) return candidate
+  }
+  return undefined
 }
 
 /**

@@ -64,6 +64,7 @@ export async function buildService (env: ServiceEnv, overrides: { logger?: boole
     app = await createKernelApp({
       kernel: {
         debug: env.APP_DEBUG,
+        trustedHosts: env.APP_TRUSTED_HOSTS,
         ...(env.APP_IDE === null ? {} : { fileLinkFormat: env.APP_IDE }),
         ...services.options,
         ...(redis !== undefined && env.SESSION_STORE === 'redis' ? { session: { ...services.options.session, ttl: SESSION_TTL, store: new IdleExpiryRedisStore(redis, SESSION_TTL) } } : {}),

@@ -1,5 +1,5 @@
 import envSchema from 'env-schema'
-import { booleanFromEnv } from 'fastify-kernel'
+import { booleanFromEnv, invalidHostPatterns } from 'fastify-kernel'
 import { ServiceConfigError } from './errors.js'
 import type { RequestServicesEnv } from './request-services-env.js'
 import { requestServicesSchema, resolveRequestServicesEnv } from './request-services-env.js'
@@ -15,6 +15,11 @@ export interface ServiceEnv extends RequestServicesEnv {
   PORT: number
   /** Fastify's trustProxy: false, true, a hop count or a list of addresses/CIDRs */
   TRUST_PROXY: boolean | number | string
+  /**
+   * Symfony's TRUSTED_HOSTS: one regular expression the request's host must match (any other
+   * gets 400 Untrusted Host), the kernel's `trustedHosts`; empty: every host is accepted
+   */
+  APP_TRUSTED_HOSTS: string[]
   LOG_LEVEL: typeof LOG_LEVELS[number]
   /** debug pages: the kernel's `fileLinkFormat` ("open in editor" links): `vscode`, `phpstorm`, … or a format with %f and %l */
   APP_IDE: string | null
@@ -45,6 +50,7 @@ const schema = {
     HOST: { type: 'string', minLength: 1, default: '127.0.0.1' },
     PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 8000 },
     TRUST_PROXY: { type: 'string', default: 'false' },
+    APP_TRUSTED_HOSTS: { type: 'string', default: '' },
     LOG_LEVEL: { type: 'string', enum: LOG_LEVELS, default: 'info' },
     APP_IDE: { type: 'string', default: '' },
     ...requestServicesSchema,
@@ -74,6 +80,18 @@ export function parseTrustProxy (value: string): ServiceEnv['TRUST_PROXY'] {
   } catch {
     return v
   }
+}
+
+/**
+ * `APP_TRUSTED_HOSTS`: one regular expression, as Symfony's `TRUSTED_HOSTS`
+ * (`^(localhost|example\.com)$`): a list would split a pattern such as `\d{1,3}` at its comma.
+ */
+export function parseTrustedHosts (value: string): string[] {
+  const pattern = value.trim()
+  if (pattern === '') return []
+  const problems = invalidHostPatterns([pattern])
+  if (problems.length > 0) throw new ServiceConfigError(`APP_TRUSTED_HOSTS is not a regular expression: ${problems[0]}`)
+  return [pattern]
 }
 
 /** ajv's errors, each naming its variable and, for a choice, the values it accepts. */
@@ -123,6 +141,7 @@ export function loadServiceEnv (data: Record<string, string | undefined> = proce
     HOST: raw.HOST as string,
     PORT: raw.PORT as number,
     TRUST_PROXY: parseTrustProxy(raw.TRUST_PROXY as string),
+    APP_TRUSTED_HOSTS: parseTrustedHosts(raw.APP_TRUSTED_HOSTS as string),
     LOG_LEVEL: raw.LOG_LEVEL as ServiceEnv['LOG_LEVEL'],
     APP_IDE: (raw.APP_IDE as string).trim() === '' ? null : (raw.APP_IDE as string).trim(),
     REDIS_URL: redisUrl,

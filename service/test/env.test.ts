@@ -8,7 +8,7 @@ const SECRET = 'a-prod-session-secret-of-40-characters!!'
 t.test('defaults: dev, debug on, 127.0.0.1:8000', async (t) => {
   const env = loadServiceEnv({}, false)
   t.same(env, {
-    APP_ENV: 'dev', APP_DEBUG: true, APP_FORCE_DEBUG: false, HOST: '127.0.0.1', PORT: 8000, TRUST_PROXY: false, LOG_LEVEL: 'info', APP_IDE: null,
+    APP_ENV: 'dev', APP_DEBUG: true, APP_FORCE_DEBUG: false, HOST: '127.0.0.1', PORT: 8000, TRUST_PROXY: false, APP_TRUSTED_HOSTS: [], LOG_LEVEL: 'info', APP_IDE: null,
     APP_SESSION_SECRET: null, APP_LOCALES: ['en', 'fr'], APP_DEFAULT_LOCALE: 'en', APP_USERS: null, APP_API_TOKENS: null, LOGIN_MAX_ATTEMPTS: 5, LOGIN_INTERVAL: 60,
     REDIS_URL: null, SESSION_STORE: 'memory', PROFILER_STORAGE: 'file', PROFILER_DIR: 'var/profiler', PROFILER_MAX_PROFILES: 2000, PROFILER_MAX_AGE: 172800, PROFILER_ALLOWED_NETWORKS: []
   })
@@ -66,6 +66,20 @@ t.test('TRUST_PROXY: a hop count trusts that many proxies (Fastify alone ignores
     t.equal(miss.json().detail, 'Not Found')
     await app.close()
   }
+})
+
+t.test('APP_TRUSTED_HOSTS: one pattern, Symfony\'s trusted_hosts; an untrusted Host gets 400', async (t) => {
+  t.throws(() => loadServiceEnv({ APP_TRUSTED_HOSTS: '^(unclosed' }, false), { code: 'SERVICE_INVALID_ENV', message: /APP_TRUSTED_HOSTS is not a regular expression: "\^\(unclosed"/ })
+  const env = loadServiceEnv({ APP_ENV: 'test', APP_DEBUG: '0', APP_TRUSTED_HOSTS: '^(localhost|example\\.com)$' }, false)
+  t.same(env.APP_TRUSTED_HOSTS, ['^(localhost|example\\.com)$'])
+  const app = await buildService(env, { logger: false })
+  t.teardown(() => app.close())
+  const evil = await app.inject({ url: '/admin', headers: { host: 'evil.example', accept: 'application/json' } })
+  t.equal(evil.statusCode, 400, 'not the 401 whose login redirect would name the host')
+  t.equal(evil.json().detail, 'Bad Request')
+  const trusted = await app.inject({ url: '/blog', headers: { host: 'EXAMPLE.com:8000' } })
+  t.equal(trusted.statusCode, 301)
+  t.equal(trusted.headers.location, 'http://example.com:8000/blog/')
 })
 
 t.test('debug in prod is refused unless forced, with the reason', async (t) => {

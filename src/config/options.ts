@@ -4,6 +4,7 @@ import type { ProfilerOptions } from '../profiler/options.js'
 import type { SessionOptions } from '../session/options.js'
 import type { LocaleOptions } from '../locale/options.js'
 import type { SecurityOptions } from '../security/options.js'
+import { invalidHostPatterns } from '../routing/trusted-hosts.js'
 
 /** Options of `app.register(kernel, options)`. */
 export interface KernelOptions {
@@ -34,6 +35,12 @@ export interface KernelOptions {
    * incomplete then is answered 408 through the error pages and its connection closed
    */
   bodyTimeout?: number
+  /**
+   * Symfony's `trusted_hosts`: regular expressions (case-insensitive, unanchored: write
+   * `^example\.com$`) the request's host must match; any other host gets 400
+   * `Untrusted Host "…".`. Default: none, every host is accepted
+   */
+  trustedHosts?: string[]
   /** sessions on a signed cookie (docs/security.md) */
   session?: SessionOptions
   /** default and enabled locales (docs/security.md) */
@@ -49,6 +56,7 @@ export interface ResolvedKernelOptions {
   trace: boolean
   bodyTimeout: number
   fileLinkFormat: string | undefined
+  trustedHosts: string[]
   /** the features' own options, passed on as given (each feature validates its own) */
   profiler: KernelOptions['profiler']
   session: KernelOptions['session']
@@ -66,6 +74,7 @@ const schema = {
     trace: { type: 'boolean' },
     bodyTimeout: { type: 'integer', minimum: 0 },
     fileLinkFormat: { type: 'string' },
+    trustedHosts: { type: 'array', items: { type: 'string', minLength: 1 } },
     profiler: { type: ['boolean', 'object'] },
     session: { type: 'object' },
     locale: { type: 'object' },
@@ -91,6 +100,10 @@ export function resolveKernelOptions (options: unknown): ResolvedKernelOptions {
     throw new KernelError('KERNEL_INVALID_OPTIONS', `fastify-kernel: invalid options: ${problems.join('; ')}.`)
   }
   const o = given as KernelOptions
+  const badPatterns = invalidHostPatterns(o.trustedHosts ?? [])
+  if (badPatterns.length > 0) {
+    throw new KernelError('KERNEL_INVALID_OPTIONS', `fastify-kernel: invalid options: option "trustedHosts" has patterns that are not regular expressions: ${badPatterns.join('; ')}.`)
+  }
   const debug = o.debug ?? false
   return {
     debug,
@@ -99,6 +112,7 @@ export function resolveKernelOptions (options: unknown): ResolvedKernelOptions {
     trace: o.trace ?? debug,
     bodyTimeout: o.bodyTimeout ?? 30_000,
     fileLinkFormat: o.fileLinkFormat,
+    trustedHosts: o.trustedHosts ?? [],
     profiler: o.profiler,
     session: o.session,
     locale: o.locale,

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { HttpException } from './http-exceptions.js'
+import { qualifiedClassName } from './class-names.js'
 
 export interface StackFrame {
   function: string
@@ -114,7 +115,7 @@ function flattenOne (error: unknown, withTrace: boolean): FlatException {
   const trace = withTrace ? parseStack(error.stack) : []
   const code = (error as { code?: unknown }).code
   return {
-    class: error.constructor?.name !== undefined && error.constructor.name !== 'Error' ? error.constructor.name : error.name,
+    class: qualifiedClassName(error),
     ...(typeof code === 'string' ? { code } : {}),
     message: error.message,
     statusCode,

@@ -1,3 +1,5 @@
+import { kernelClasses } from './class-names.js'
+
 /**
  * Exceptions that carry an HTTP status and headers, as Symfony's HttpException does.
  * Routing failures and request errors are raised as these; the error controller renders them.
@@ -69,3 +71,9 @@ export class MethodNotAllowedException extends Error {
 export class SuspiciousOperationException extends Error {
   constructor (message: string) { super(message); this.name = 'SuspiciousOperationException' }
 }
+
+kernelClasses(
+  HttpException, BadRequestHttpException, UnauthorizedHttpException, AccessDeniedHttpException, NotFoundHttpException,
+  MethodNotAllowedHttpException, RequestTimeoutHttpException, ServiceUnavailableHttpException, UriTooLongHttpException,
+  ResourceNotFoundException, MethodNotAllowedException, SuspiciousOperationException
+)

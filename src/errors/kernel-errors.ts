@@ -1,3 +1,5 @@
+import { kernelClasses } from './class-names.js'
+
 /**
  * Errors of the kernel itself: wrong options, wrong registration order, wrong use of the API.
  * Each carries a stable code, as Fastify's own errors do.
@@ -14,3 +16,5 @@ export class KernelError extends Error {
     this.name = 'KernelError'
   }
 }
+
+kernelClasses(KernelError)

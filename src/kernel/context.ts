@@ -5,6 +5,7 @@ import type { KernelResponse } from './events.js'
 import type { HttpException } from '../errors/http-exceptions.js'
 
 export interface RequestUri {
+  /** `http` or `https`, never anything else a header said */
   scheme: string
   /** host, with the port when it is not the scheme's default */
   httpHost: string
@@ -12,6 +13,21 @@ export interface RequestUri {
   path: string
   /** the raw query string, without `?` */
   query: string
+  /**
+   * the path Fastify's router matched: the raw path in the form Symfony's matcher sees it
+   * (`%2F` decoded, undecodable escapes kept as text, see `kernelServerOptions()`)
+   */
+  routedPath: string
+}
+
+/**
+ * `scheme://host[:port]`: the one place an absolute URL of the application starts from
+ * (routing messages, redirects, the profile link, login redirects). Symfony's
+ * `getSchemeAndHttpHost()`: the scheme is only ever http or https, the host passed the
+ * Host checks (valid, trusted).
+ */
+export function originOf (uri: RequestUri): string {
+  return `${uri.scheme}://${uri.httpHost}`
 }
 
 /** Symfony-style request attributes: what routing and the request listeners decided. */
@@ -67,9 +83,20 @@ export class KernelContext {
    */
   readonly collected: Record<string, unknown> = {}
 
+  /** `scheme://host[:port]`, or '' before the router resolved the URI */
+  origin (): string {
+    return this.uri === undefined ? '' : originOf(this.uri)
+  }
+
   /** `scheme://host[:port]/raw/path`, as in Symfony's routing messages */
   absoluteUrl (): string {
-    return this.uri === undefined ? '' : `${this.uri.scheme}://${this.uri.httpHost}${this.uri.path}`
+    return this.uri === undefined ? '' : originOf(this.uri) + this.uri.path
+  }
+
+  /** the absolute URL with the query string, or `fallback` before the router resolved the URI */
+  requestUrl (fallback: string): string {
+    const uri = this.uri
+    return uri === undefined ? fallback : originOf(uri) + uri.path + (uri.query === '' ? '' : '?' + uri.query)
   }
 
   elapsed (): number {

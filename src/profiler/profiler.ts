@@ -61,10 +61,14 @@ export function recordingOf (context: KernelContext | null | undefined): Recordi
   return context?.bag.get(RECORDING) as Recording | undefined
 }
 
+/** Leaves the request out of the profiles (the routing console's requests are not the app's traffic). */
+export function discardRecording (context: KernelContext): void {
+  context.bag.delete(RECORDING)
+}
+
 /** `scheme://host[:port]/_profiler/<token>`, from the same host and scheme the client used. */
 export function profileLink (context: KernelContext, token: string): string {
-  const uri = context.uri
-  return uri === undefined ? `${PROFILER_PATH}/${token}` : `${uri.scheme}://${uri.httpHost}${PROFILER_PATH}/${token}`
+  return `${context.origin()}${PROFILER_PATH}/${token}`
 }
 
 /**

@@ -1,7 +1,11 @@
 import FindMyWay from 'find-my-way'
 import { distance } from 'fastest-levenshtein'
 import type { RouteDefinition } from '../routing/route-table.js'
+import type { RoutingData } from './profile.js'
 import { toggleTrailingSlash } from '../routing/matcher.js'
+import { emptyParameter, parsePattern } from '../routing/route-pattern.js'
+import type { ParsedPattern } from '../routing/route-pattern.js'
+import { collapseTrailingSlashes, routingPath } from '../routing/routing-path.js'
 
 /** Why one route of the table did or did not match a request. */
 export interface RouteTraceLine {
@@ -15,14 +19,6 @@ export interface RouteTraceLine {
   closeness: number
 }
 
-interface ParsedPattern {
-  /** `/items/{id}` */
-  display: string
-  /** the route without its requirements: `/items/:id` */
-  loose: string
-  requirements: Array<{ name: string, source: string }>
-}
-
 type Router = FindMyWay.Instance<FindMyWay.HTTPVersion.V1>
 
 interface CompiledRoute {
@@ -32,45 +28,6 @@ interface CompiledRoute {
 }
 
 const compiled = new WeakMap<RouteDefinition, CompiledRoute>()
-
-/**
- * Reads a Fastify route path: `:name`, `:name(regex)` (the regex may nest parentheses),
- * and `*`. Gives the display form, the form without requirements, and each requirement.
- */
-export function parsePattern (url: string): ParsedPattern {
-  let display = ''
-  let loose = ''
-  const requirements: ParsedPattern['requirements'] = []
-  for (let i = 0; i < url.length;) {
-    const c = url[i]
-    if (c === ':' && url[i + 1] === ':') { display += ':'; loose += '::'; i += 2; continue }
-    if (c === ':') {
-      let end = i + 1
-      while (end < url.length && /[A-Za-z0-9_$]/.test(url[end])) end++
-      const name = url.slice(i + 1, end)
-      display += `{${name}}`
-      loose += `:${name}`
-      i = end
-      if (url[i] === '(') {
-        let depth = 0
-        let j = i
-        for (; j < url.length; j++) {
-          if (url[j] === '\\') { j++; continue }
-          if (url[j] === '(') depth++
-          else if (url[j] === ')' && --depth === 0) break
-        }
-        requirements.push({ name, source: url.slice(i + 1, j) })
-        i = j + 1
-      }
-      continue
-    }
-    if (c === '*') { display += '{*}'; loose += '*'; i++; continue }
-    display += c
-    loose += c
-    i++
-  }
-  return { display, loose, requirements }
-}
 
 function compile (route: RouteDefinition): CompiledRoute {
   let found = compiled.get(route)
@@ -115,24 +72,41 @@ function pathDifference (display: string, path: string): string {
   return 'the path does not match'
 }
 
+/** A hit of the route's own path, unless Symfony's default requirement refuses it (an empty parameter). */
+function pathHit (route: RouteDefinition, exact: Router, path: string): FindMyWay.FindResult<FindMyWay.HTTPVersion.V1> | null {
+  const hit = findAny(exact, route.methods, path)
+  return hit === null || emptyParameter(route.url, hit.params) !== undefined ? null : hit
+}
+
 /**
  * For each route, why it did or did not match `method path` (the raw path): the path differs
- * (and where), a requirement failed (which, on what value), the method is not accepted, or
- * only the trailing slash differs. Mirrors Symfony's TraceableUrlMatcher, with reasons.
+ * (and where), a requirement failed (which, on what value), a parameter is empty, the method is
+ * not accepted, or only the trailing slash differs. Mirrors Symfony's TraceableUrlMatcher,
+ * with reasons, by the kernel's matching rules (`routingPath`, the static routes' several
+ * trailing slashes, no empty parameters).
  */
-export function traceRoutes (routes: readonly RouteDefinition[], method: string, path: string): RouteTraceLine[] {
+export function traceRoutes (routes: readonly RouteDefinition[], method: string, rawPath: string): RouteTraceLine[] {
   const canonical = method === 'HEAD' ? 'GET' : method
+  const path = routingPath(rawPath)
+  const oneSlash = path.endsWith('//') ? collapseTrailingSlashes(path) : undefined
   const lines: RouteTraceLine[] = []
   for (const route of routes) {
     const { pattern, exact, loose } = compile(route)
     const base = { name: route.name, methods: route.methods, path: pattern.display }
-    if (findAny(exact, route.methods, path) !== null) {
+    const staticSlashes = oneSlash !== undefined && oneSlash !== '/' && pattern.parameters.length === 0 && !route.url.includes('*') && route.url === oneSlash
+    if (staticSlashes || pathHit(route, exact, path) !== null) {
       if (route.methods.includes(canonical)) lines.push({ ...base, verdict: 'match', reason: 'matches', closeness: 0 })
       else lines.push({ ...base, verdict: 'method', reason: `method ${method} is not in ${route.methods.join(', ')}`, closeness: 1 })
       continue
     }
-    const toggled = toggleTrailingSlash(path)
-    if (toggled !== undefined && findAny(exact, route.methods, toggled) !== null) {
+    const empty = findAny(exact, route.methods, path)
+    if (empty !== null) {
+      const name = emptyParameter(route.url, empty.params) ?? ''
+      lines.push({ ...base, verdict: 'requirement', reason: `parameter "${name}" is empty: a parameter matches one or more characters`, closeness: 3 })
+      continue
+    }
+    const toggled = toggleTrailingSlash(rawPath)
+    if (toggled !== undefined && pathHit(route, exact, routingPath(toggled)) !== null) {
       const redirects = (canonical === 'GET') && route.methods.includes('GET')
       lines.push({ ...base, verdict: 'slash', reason: `trailing slash: the route is ${pattern.display}${redirects ? ' (a GET or HEAD request is redirected)' : ''}`, closeness: 2 })
       continue
@@ -149,9 +123,23 @@ export function traceRoutes (routes: readonly RouteDefinition[], method: string,
       lines.push({ ...base, verdict: 'requirement', reason, closeness: 3 })
       continue
     }
-    lines.push({ ...base, verdict: 'path', reason: pathDifference(pattern.display, path), closeness: 4 + distance(path.slice(0, 256), pattern.display.slice(0, 256)) / Math.max(path.length, pattern.display.length, 1) })
+    lines.push({ ...base, verdict: 'path', reason: pathDifference(pattern.display, rawPath), closeness: 4 + distance(rawPath.slice(0, 256), pattern.display.slice(0, 256)) / Math.max(rawPath.length, pattern.display.length, 1) })
   }
   return lines
+}
+
+/** A verdict in words, as the routing panel and the routing console show it. */
+export const VERDICT_TEXT: Record<RouteTraceLine['verdict'], string> = { match: 'matches', method: 'method', requirement: 'requirement', slash: 'trailing slash', path: 'path differs' }
+
+/** What the matcher decided for a request, in one sentence (the routing panel, the routing console). */
+export function routingOutcomeText (routing: Pick<RoutingData, 'outcome' | 'route' | 'redirect' | 'attemptedPath' | 'allow'>): string {
+  switch (routing.outcome) {
+    case 'matched': return `Matched route "${routing.route?.name ?? ''}"`
+    case 'redirect': return `No route matched; the path with the other trailing slash did: 301 to ${routing.redirect ?? ''}`
+    case 'not-found': return `No route matched (404); the last path tried was ${routing.attemptedPath ?? ''}`
+    case 'method-not-allowed': return `The path matched, the method did not (405); allowed: ${routing.allow.join(', ')}`
+    case 'none': return 'Routing did not run for this request (it was answered earlier)'
+  }
 }
 
 /** The routes that came closest to matching, closest first: what a 404 page shows. */

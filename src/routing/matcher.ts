@@ -1,4 +1,5 @@
 import type { RouteDefinition, RouteParams, RouteTable } from './route-table.js'
+import { routingPath } from './routing-path.js'
 
 /** What matching decided for a request that Fastify's router did not serve. */
 export type RoutingOutcome =
@@ -11,9 +12,11 @@ export type RoutingOutcome =
  * Symfony's redirectable URL matcher, for a request Fastify found no route for:
  * a path matched with other methods is a 405; otherwise GET and HEAD try the path with the
  * trailing slash toggled (a hit is a redirect); otherwise 404, reporting the last path tried.
+ * `rawPath` is the path as sent (what the answers report); `routedPath` the one Fastify's
+ * router was given (`kernelServerOptions().rewriteUrl` puts it in the form Symfony matches).
  */
-export function matchMiss (table: RouteTable, method: string, rawPath: string): RoutingOutcome {
-  const allow = table.allowedMethods(rawPath)
+export function matchMiss (table: RouteTable, method: string, rawPath: string, routedPath = routingPath(rawPath)): RoutingOutcome {
+  const allow = table.allowedMethods(routedPath)
   // the request's own method among them means Fastify refused it for another reason
   // (route constraints such as host or version): that is a miss, not a wrong method
   const canonical = method === 'HEAD' ? 'GET' : method
@@ -22,7 +25,7 @@ export function matchMiss (table: RouteTable, method: string, rawPath: string): 
   if (method !== 'GET' && method !== 'HEAD') return { kind: 'not-found', attemptedPath: rawPath }
   const toggled = toggleTrailingSlash(rawPath)
   if (toggled === undefined) return { kind: 'not-found', attemptedPath: rawPath }
-  const target = table.match('GET', toggled)
+  const target = table.match('GET', routingPath(toggled))
   if (target !== null) return { kind: 'redirect', path: toggled, route: target.route, params: target.params }
   return { kind: 'not-found', attemptedPath: toggled }
 }

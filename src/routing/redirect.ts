@@ -1,13 +1,14 @@
 import { escapeHtml } from '../http/encoding.js'
 import type { KernelResponse } from '../kernel/events.js'
 import type { RequestUri } from '../kernel/context.js'
+import { originOf } from '../kernel/context.js'
 
 /**
  * The absolute URL a trailing-slash redirect goes to: the request's scheme and host, another
  * path, the request's own query string (`/blog?page=2` → `http://H/blog/?page=2`).
  */
 export function redirectLocation (uri: RequestUri, path: string): string {
-  return `${uri.scheme}://${uri.httpHost}${path}${uri.query === '' ? '' : '?' + uri.query}`
+  return `${originOf(uri)}${path}${uri.query === '' ? '' : '?' + uri.query}`
 }
 
 /** Header values may only hold visible ASCII: anything else in a raw path is percent-encoded. */

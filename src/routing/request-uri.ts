@@ -27,6 +27,18 @@ export function splitRequestTarget (target: string): RequestTarget {
   return { path: path.startsWith('/') ? path : '/' + path, query }
 }
 
+const SECURE_PROTOCOLS = new Set(['https', 'on', 'ssl', '1'])
+
+/**
+ * The request's scheme by Symfony's `Request::isSecure()`: `https` when the protocol (the
+ * socket's, or a trusted proxy's `X-Forwarded-Proto`, as Fastify reads it) says https
+ * (`https`, `on`, `ssl` or `1`, any case), otherwise `http`. Whatever else a proxy header
+ * holds (`javascript:alert(1)//`) never becomes part of a URL.
+ */
+export function requestScheme (protocol: string | undefined): 'http' | 'https' {
+  return protocol !== undefined && (protocol === 'https' || SECURE_PROTOCOLS.has(protocol.trim().toLowerCase())) ? 'https' : 'http'
+}
+
 export interface HttpHost {
   /** lower-cased host name, without port */
   host: string

@@ -1,4 +1,5 @@
 import FindMyWay from 'find-my-way'
+import { emptyParameter } from './route-pattern.js'
 
 export interface RouteDefinition {
   /** position in definition order; the Allow header follows it (routes the kernel learnt late come first) */
@@ -148,13 +149,17 @@ export class RouteTable {
     return this.mirroredMethods.includes(method) ? this.mirror.find(method as FindMyWay.HTTPMethod, path) : null
   }
 
-  /** The route matching this method and path (HEAD as GET), with its decoded parameters. */
+  /**
+   * The route matching this method and path (HEAD as GET), with its decoded parameters. A
+   * match Symfony's default requirement refuses (an empty parameter) is no match.
+   */
   match (method: string, path: string): RouteMatch | null {
     const canonical = method === 'HEAD' ? 'GET' : method
     const params = this.lookup(canonical, path)
     if (params === null) return null
     const route = this.mirrorFind(canonical, path)?.store as RouteDefinition | undefined
-    return route?.internal === true ? null : { route, params }
+    if (route?.internal === true || emptyParameter(route?.url, params) !== undefined) return null
+    return { route, params }
   }
 
   /**
@@ -170,6 +175,7 @@ export class RouteTable {
       const params = this.lookup(method, path)
       if (params === null) continue
       const route = this.mirrorFind(method, path)?.store as RouteDefinition | undefined
+      if (emptyParameter(route?.url, params) !== undefined) continue
       if (route === undefined) {
         if (!isPreflightMatch(method, params)) early.push(method)
       } else if (!route.catchAll && !matched.includes(route)) {

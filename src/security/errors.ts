@@ -1,3 +1,5 @@
+import { kernelClasses } from '../errors/class-names.js'
+
 /**
  * The security layer's own failures, named as Symfony's. They carry an HTTP status so that
  * they render sensibly even where no security exception listener turns them into answers
@@ -45,3 +47,5 @@ export class AccessDeniedException extends Error {
     this.name = 'AccessDeniedException'
   }
 }
+
+kernelClasses(AuthenticationException, BadCredentialsException, InsufficientAuthenticationException, AccessDeniedException)

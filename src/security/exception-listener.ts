@@ -40,7 +40,7 @@ export function createSecurityExceptionListener () {
     const uri = event.context.uri
     if (state === null || state.firewall === null || uri === undefined) return
     const firewall = state.firewall
-    const answer = startAuthentication(firewall, `${uri.scheme}://${uri.httpHost}`)
+    const answer = startAuthentication(firewall, event.context.origin())
     if (answer === null) return
     if (firewall.entryPoint === 'formLogin' && event.request.method === 'GET') {
       // back to this page after logging in (Symfony's target path): this uses the session

@@ -1,5 +1,4 @@
 import type { FastifyRequest } from 'fastify'
-import type { KernelContext } from '../kernel/context.js'
 import type { Security } from './security.js'
 import type { ResolvedFirewall } from './options.js'
 import { MAX_USERNAME_LENGTH } from './credentials.js'
@@ -15,11 +14,6 @@ function isLocalPath (value: unknown): value is string {
   return typeof value === 'string' && value.startsWith('/') && !value.startsWith('//') && !value.startsWith('/\\') && !/[\r\n]/.test(value)
 }
 
-function origin (context: KernelContext | null): string {
-  const uri = context?.uri
-  return uri === undefined ? '' : `${uri.scheme}://${uri.httpHost}`
-}
-
 /**
  * The form login check (POST to `checkPath`). Success: the session id is regenerated (no
  * session fixation; the session's other attributes move to the new id), the user is kept in
@@ -32,7 +26,7 @@ export async function checkFormLogin (security: Security, firewall: ResolvedFire
   const body = (typeof request.body === 'object' && request.body !== null ? request.body : {}) as Record<string, unknown>
   const username = body[form.usernameParameter]
   const password = body[form.passwordParameter]
-  const base = origin(request.kernel)
+  const base = request.kernel?.origin() ?? ''
   const valid = typeof username === 'string' && typeof password === 'string' &&
     username.length <= MAX_USERNAME_LENGTH && password.length <= MAX_PASSWORD_LENGTH
   const state = securityOf(request.kernel)
@@ -79,5 +73,5 @@ export async function logout (firewall: ResolvedFirewall, request: FastifyReques
     state.authenticator = null
     request.kernel.collected.security = state.collect()
   }
-  return origin(request.kernel) + firewall.logout!.target
+  return (request.kernel?.origin() ?? '') + firewall.logout!.target
 }

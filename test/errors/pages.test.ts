@@ -13,8 +13,8 @@ t.test('debug HTML page: title, heading, status, exception chain, request, robot
   t.match(res.body, /<h1 class="exception-message">No route found for &quot;GET http:\/\/example.test\/robots.txt&quot;<\/h1>/)
   t.match(res.body, 'HTTP 404 Not Found')
   t.match(res.body, '<meta name="robots" content="noindex,nofollow" />')
-  const outer = res.body.indexOf('NotFoundHttpException')
-  const cause = res.body.indexOf('ResourceNotFoundException')
+  const outer = res.body.indexOf('<span class="class">fastify-kernel/NotFoundHttpException</span>')
+  const cause = res.body.indexOf('<span class="class">fastify-kernel/ResourceNotFoundException</span>')
   t.ok(outer > 0 && cause > outer, 'the chain is shown outermost first')
   t.match(res.body, 'No routes found for &quot;/robots.txt/&quot;.')
   t.match(res.body, /<ol class="trace">/, 'stack traces are shown')
@@ -68,7 +68,7 @@ t.test('JSON for application/json and application/x-json; problem+json for probl
   const res = await debug.inject({ url: '/nope', headers: { host, accept: 'application/json' } })
   const body = res.json()
   t.equal(body.detail, 'No route found for "GET http://example.test/nope"')
-  t.equal(body.class, 'NotFoundHttpException')
+  t.equal(body.class, 'fastify-kernel/NotFoundHttpException')
   t.ok(Array.isArray(body.trace) && body.trace.length > 0 && typeof body.trace[0].file === 'string')
 })
 
@@ -117,7 +117,7 @@ t.test("Fastify's own errors keep their 4xx status and get the same pages", asyn
   t.teardown(() => debug.close())
   res = await debug.inject({ method: 'POST', url: '/form', headers: { host, 'content-type': 'application/json', accept: 'application/json' }, payload: '{"broken": ' })
   t.equal(res.statusCode, 400)
-  t.equal(res.json().class, 'FastifyError')
+  t.equal(res.json().class, 'fastify/FastifyError')
 })
 
 t.test('every request-derived string is escaped on the debug page', async (t) => {

@@ -106,13 +106,34 @@ t.test('routing collector: method, trailing slash and redirect', async (t) => {
   t.equal(wrongMethodSlash.profile.routing.trace!.find((line) => line.name === 'blog')!.verdict, 'slash')
 })
 
+t.test('routing collector: an empty parameter, %2F and several trailing slashes by the matcher\'s rules', async (t) => {
+  const app = await buildApp({ debug: true })
+  t.teardown(() => app.close())
+  const empty = await profiled(app, { url: '/hello/' })
+  t.equal(empty.res.statusCode, 404)
+  t.equal(empty.profile.routing.outcome, 'not-found')
+  t.equal(empty.profile.routing.attemptedPath, '/hello')
+  const hello = empty.profile.routing.trace!.find((line) => line.name === 'hello')!
+  t.equal(hello.verdict, 'requirement')
+  t.equal(hello.reason, 'parameter "name" is empty: a parameter matches one or more characters')
+  const bare = await profiled(app, { url: '/hello' })
+  t.equal(bare.profile.routing.attemptedPath, '/hello/')
+  t.equal(bare.profile.routing.trace!.find((line) => line.name === 'hello')!.verdict, 'path', 'the other slash does not match either')
+
+  const encoded = await profiled(app, { method: 'PUT', url: '/hello/a%2Fb' })
+  t.equal(encoded.profile.routing.trace!.find((line) => line.name === 'hello')!.verdict, 'path', '%2F is a segment separator')
+  const slashes = await profiled(app, { method: 'PUT', url: '/blog//' })
+  t.equal(slashes.res.statusCode, 405)
+  t.equal(slashes.profile.routing.trace!.find((line) => line.name === 'blog')!.verdict, 'method')
+})
+
 t.test('exception collector: the whole chain with classes, messages, traces and the cause', async (t) => {
   const app = await buildApp({ debug: true })
   t.teardown(() => app.close())
   const miss = await profiled(app, { url: '/robots.txt' })
   t.same(miss.profile.exception!.map((e) => [e.class, e.message]), [
-    ['NotFoundHttpException', 'No route found for "GET http://example.test/robots.txt"'],
-    ['ResourceNotFoundException', 'No routes found for "/robots.txt/".']
+    ['fastify-kernel/NotFoundHttpException', 'No route found for "GET http://example.test/robots.txt"'],
+    ['fastify-kernel/ResourceNotFoundException', 'No routes found for "/robots.txt/".']
   ])
   t.ok(miss.profile.exception![0].trace.length > 0, 'with its stack trace')
   t.equal(miss.profile.statusCode, 404)

@@ -10,7 +10,7 @@ t.test('405: exact message, Allow header in route-definition order without dupli
   t.equal(res.statusCode, 405)
   t.equal(res.headers.allow, 'GET, POST, PUT', 'GET, POST from the first route, PUT from the second; HEAD never')
   t.equal(res.json().detail, 'No route found for "DELETE http://example.test/form": Method Not Allowed (Allow: GET, POST, PUT)')
-  t.equal(res.json().class, 'MethodNotAllowedHttpException')
+  t.equal(res.json().class, 'fastify-kernel/MethodNotAllowedHttpException')
 })
 
 t.test('OPTIONS is not special and HEAD is matched as GET', async (t) => {
@@ -43,7 +43,7 @@ t.test('the 405 cause is a MethodNotAllowedException with an empty message', asy
   const app = await buildApp()
   t.teardown(() => app.close())
   const res = await app.inject({ method: 'PATCH', url: '/form', headers: { host: 'example.test' } })
-  t.match(res.body, /<span class="class">MethodNotAllowedException<\/span><\/div>\s*<div class="message"><\/div>/)
+  t.match(res.body, /<span class="class">fastify-kernel\/MethodNotAllowedException<\/span><\/div>\s*<div class="message"><\/div>/)
 })
 
 t.test('wrong slash: other methods get 404; right slash with a wrong method gets 405', async (t) => {

@@ -84,7 +84,7 @@ t.test('an invalid Host is a 400', async (t) => {
   const res = await app.inject({ url: '/nope', headers: { host: 'bad host!', ...json } })
   t.equal(res.statusCode, 400)
   t.equal(res.json().detail, 'Invalid Host "bad host!".')
-  t.equal(res.json().class, 'BadRequestHttpException')
+  t.equal(res.json().class, 'fastify-kernel/BadRequestHttpException')
   const matched = await app.inject({ url: '/about', headers: { host: 'BAD HOST!' } })
   t.equal(matched.statusCode, 400, 'also on a route that exists')
   t.match(matched.body, 'Invalid Host &quot;bad host!&quot;.')

@@ -33,7 +33,7 @@ t.test('a forged cross-site login (no session, or a token of another session) is
   t.equal(crossed.res.statusCode, 403, 'a token of another session')
   const missing = await postLogin(app, victim.cookie, credentials, 'application/json')
   t.equal(missing.res.statusCode, 403)
-  t.same({ ...missing.res.json(), trace: undefined }, { type: 'https://tools.ietf.org/html/rfc2616#section-10', title: 'An error occurred', status: 403, detail: 'Invalid CSRF token.', class: 'AccessDeniedHttpException', trace: undefined })
+  t.same({ ...missing.res.json(), trace: undefined }, { type: 'https://tools.ietf.org/html/rfc2616#section-10', title: 'An error occurred', status: 403, detail: 'Invalid CSRF token.', class: 'fastify-kernel/AccessDeniedHttpException', trace: undefined })
   t.equal(checks, 0, 'no password was checked for a forged login')
 
   const real = await postLogin(app, victim.cookie, { ...credentials, _csrf_token: victim.token })

@@ -77,7 +77,7 @@ t.test('/admin: a plain user gets 403 Access Denied. through the error controlle
   })
   const json = await call(app, { url: '/admin', headers: { authorization: basic('user', passwords.user), accept: 'application/json' } })
   t.equal(json.res.json().detail, 'Access Denied.')
-  t.equal(json.res.json().class, 'AccessDeniedHttpException')
+  t.equal(json.res.json().class, 'fastify-kernel/AccessDeniedHttpException')
 })
 
 t.test('/admin in production: 403 short page or problem JSON, nothing internal', async (t) => {

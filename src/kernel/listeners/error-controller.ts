@@ -17,8 +17,7 @@ export type ErrorPageExtension = (event: ExceptionEvent) => Partial<Pick<ErrorPa
 
 /** What the debug page shows of the request, masked by the same policy as the profiler's. */
 export function summarizeRequest (request: FastifyRequest, context: KernelContext, redactor: Redactor): RequestSummary {
-  const uri = context.uri
-  const url = uri === undefined ? request.url : `${context.absoluteUrl()}${uri.query === '' ? '' : '?' + uri.query}`
+  const url = context.requestUrl(request.url)
   const headers: RequestSummary['headers'] = []
   const raw = request.raw.rawHeaders
   for (let i = 0; i + 1 < raw.length; i += 2) {

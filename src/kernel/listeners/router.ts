@@ -3,7 +3,10 @@ import type { RequestEvent, KernelResponse } from '../events.js'
 import type { KernelContext } from '../context.js'
 import type { RouteDefinition, RouteTable } from '../../routing/route-table.js'
 import { matchMiss } from '../../routing/matcher.js'
-import { parseHttpHost, splitRequestTarget } from '../../routing/request-uri.js'
+import { parseHttpHost, requestScheme, splitRequestTarget } from '../../routing/request-uri.js'
+import { routingPath } from '../../routing/routing-path.js'
+import { emptyParameter } from '../../routing/route-pattern.js'
+import type { TrustedHosts } from '../../routing/trusted-hosts.js'
 import { permanentRedirect, redirectLocation } from '../../routing/redirect.js'
 import {
   BadRequestHttpException,
@@ -20,14 +23,20 @@ import { kKernelNotFound, kKernelRoute } from '../../symbols.js'
 
 type StampedConfig = { [kKernelRoute]?: RouteDefinition, [kKernelNotFound]?: boolean } | undefined
 
-/** Scheme, host and raw path of the request; a Host that is not a host name is a 400. */
-export function resolveRequestUri (request: FastifyRequest, context: KernelContext): void {
+/**
+ * Scheme, host and raw path of the request, as Symfony's Request computes them: a Host that is
+ * not a host name, or one `trustedHosts` does not match, is a 400.
+ */
+export function resolveRequestUri (request: FastifyRequest, context: KernelContext, trustedHosts?: TrustedHosts): void {
   const { path, query } = splitRequestTarget(request.originalUrl ?? request.raw.url ?? '/')
-  const scheme = request.protocol
+  const routedPath = routingPath(request.url === request.originalUrl ? path : splitRequestTarget(request.url).path)
+  const scheme = requestScheme(request.protocol)
   try {
-    context.uri = { scheme, httpHost: parseHttpHost(request.host, scheme).httpHost, path, query }
+    const host = parseHttpHost(request.host, scheme)
+    trustedHosts?.check(host.host)
+    context.uri = { scheme, httpHost: host.httpHost, path, query, routedPath }
   } catch (error) {
-    context.uri = { scheme, httpHost: 'localhost', path, query }
+    context.uri = { scheme, httpHost: 'localhost', path, query, routedPath }
     if (error instanceof SuspiciousOperationException) throw new BadRequestHttpException(error.message, error)
     throw error
   }
@@ -55,7 +64,7 @@ export function routingFailure (table: RouteTable, request: FastifyRequest, cont
 function routingAnswer (table: RouteTable, request: FastifyRequest, context: KernelContext): KernelResponse | HttpException {
   if (context.uri === undefined) resolveRequestUri(request, context)
   const uri = context.uri!
-  const outcome = matchMiss(table, request.method, uri.path)
+  const outcome = matchMiss(table, request.method, uri.path, uri.routedPath)
   context.routing = outcome
   const url = context.absoluteUrl()
   switch (outcome.kind) {
@@ -102,15 +111,23 @@ function matchedRoute (table: RouteTable, options: FastifyRequest['routeOptions'
   const config = options.config as unknown as StampedConfig & Record<string, unknown>
   const stamped = config?.[kKernelRoute]
   if (stamped !== undefined) return stamped
-  const method = options.method ?? 'GET'
-  const url = options.url ?? ''
-  const name = typeof config?.name === 'string' ? config.name : undefined
-  const learnt = table.adopt(method, url, name, controllerName(options.handler), config?.catchAll === true ? true : undefined) ??
-    // an explicit HEAD route, or the HEAD twin of a GET route not learnt yet
-    table.definitionOf('GET', url) ??
-    { index: -1, name: name ?? `head_${url}`, methods: ['HEAD'], url, controller: controllerName(options.handler), catchAll: false }
+  const learnt = adoptRoute(table, { method: options.method ?? 'GET', url: options.url ?? '', config, handler: options.handler })
   if (config !== undefined && config !== null) (config as Record<symbol, unknown>)[kKernelRoute] = learnt
   return learnt
+}
+
+/**
+ * Teaches the route table a route registered before the kernel (at its first request, or all at
+ * once by the routing console): name and `catchAll` from its config, controller from its handler.
+ */
+export function adoptRoute (table: RouteTable, route: { method: string | string[], url: string, config: unknown, handler: unknown }): RouteDefinition {
+  const config = route.config as Record<string, unknown> | null | undefined
+  const name = typeof config?.name === 'string' ? config.name : undefined
+  const controller = controllerName(route.handler)
+  return table.adopt(route.method, route.url, name, controller, config?.catchAll === true ? true : undefined) ??
+    // an explicit HEAD route, or the HEAD twin of a GET route not learnt yet
+    table.definitionOf('GET', route.url) ??
+    { index: -1, name: name ?? `head_${route.url}`, methods: ['HEAD'], url: route.url, controller, catchAll: false }
 }
 
 /**
@@ -119,17 +136,23 @@ function matchedRoute (table: RouteTable, options: FastifyRequest['routeOptions'
  * RouterListener throws, so later request listeners (locale, firewall) and any controller never
  * run; the not-found handler then answers it (`context.routingError`).
  */
-export function createRouterListener (table: RouteTable, debug: boolean) {
+export function createRouterListener (table: RouteTable, debug: boolean, trustedHosts?: TrustedHosts) {
   return function router (event: RequestEvent): void {
     const { request, context } = event
-    resolveRequestUri(request, context)
+    resolveRequestUri(request, context, trustedHosts)
     const options = request.routeOptions
     if (!request.is404 && !context.forcedMiss) {
-      const route = matchedRoute(table, options)
-      context.attributes._route = route.name
-      context.attributes._controller = route.controller
-      context.attributes._route_params = request.params as Record<string, string>
-      return
+      const params = request.params as Record<string, string>
+      // Symfony's default requirement: `/hello/` does not match `/hello/:name` (Fastify's router
+      // matches it with an empty name), so the route is refused and the miss answered
+      if (emptyParameter(options.url, params) === undefined) {
+        const route = matchedRoute(table, options)
+        context.attributes._route = route.name
+        context.attributes._controller = route.controller
+        context.attributes._route_params = params
+        return
+      }
+      context.forcedMiss = true
     }
     // a miss under an app's own not-found handler is that handler's to answer
     if (!context.forcedMiss && (options.config as StampedConfig)?.[kKernelNotFound] !== true) return
@@ -139,17 +162,15 @@ export function createRouterListener (table: RouteTable, debug: boolean) {
       // own handler, so its error is answered with the other kernel.request failures
       if (request.is404) context.routingError = answer
       event.fail(answer)
-    } else if (request.is404 && context.routing?.kind === 'redirect') {
+    } else if (context.routing?.kind === 'redirect') {
       // Symfony's redirectable matcher answers with a route match whose controller redirects:
-      // later request listeners (locale, firewall) and the controller stages still run, and the
-      // kernel's not-found handler, Fastify's controller for a miss, sends the redirect
+      // later request listeners (locale, firewall) and the controller stages still run, then the
+      // kernel sends the redirect in place of a controller (the not-found handler for a miss,
+      // the kernel.controller hook for a route the kernel refused)
       context.redirect = answer
       if (context.routing.route !== undefined) context.attributes._route = context.routing.route.name
       context.attributes._controller = 'redirect'
       context.attributes._route_params = context.routing.params as Record<string, string>
-    } else {
-      // a request Fastify routed but the kernel refuses (forcedMiss) must not reach its handler
-      event.setResponse(answer)
     }
   }
 }

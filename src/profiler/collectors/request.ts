@@ -5,6 +5,7 @@ import type { RequestData } from '../profile.js'
 import type { Redactor } from '../../http/redact.js'
 import { REDACTED, truncate } from '../../http/redact.js'
 import { headerText } from '../../http/encoding.js'
+import { requestScheme } from '../../routing/request-uri.js'
 
 const MAX_HEADERS = 200
 const MAX_URL = 8192
@@ -41,7 +42,7 @@ function body (request: FastifyRequest, redactor: Redactor): RequestData['body']
 /** The request collector: method, URL, route, query, headers, cookies, body summary, client IP. */
 export function collectRequest (request: FastifyRequest, context: KernelContext, redactor: Redactor): RequestData {
   const uri = context.uri
-  const url = uri === undefined ? request.url : `${context.absoluteUrl()}${uri.query === '' ? '' : '?' + uri.query}`
+  const url = context.requestUrl(request.url)
   const attributes: Array<[string, string]> = []
   for (const [name, value] of Object.entries(context.attributes)) {
     if (value === undefined) continue
@@ -52,7 +53,7 @@ export function collectRequest (request: FastifyRequest, context: KernelContext,
     url: truncate(redactor.url(url), MAX_URL),
     path: truncate(uri?.path ?? request.url.split('?')[0], MAX_URL),
     query: redactor.value(request.query ?? {}),
-    protocol: request.protocol,
+    protocol: uri?.scheme ?? requestScheme(request.protocol),
     httpVersion: request.raw.httpVersion,
     ip: request.ip ?? '',
     headers: redactor.headers(rawHeaders(request)),

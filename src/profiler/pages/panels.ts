@@ -1,6 +1,6 @@
 import type { Profile } from '../profile.js'
 import type { RouteDefinition } from '../../routing/route-table.js'
-import { traceRoutes } from '../routing-trace.js'
+import { routingOutcomeText, traceRoutes, VERDICT_TEXT } from '../routing-trace.js'
 import { traceView } from '../../errors/trace-view.js'
 
 /** The panels every profile has, in menu order. */
@@ -122,24 +122,15 @@ function exceptionPanel (profile: Profile): object {
   }
 }
 
-const VERDICT_TEXT: Record<string, string> = { match: 'matches', method: 'method', requirement: 'requirement', slash: 'trailing slash', path: 'path differs' }
-
 function routingPanel (profile: Profile, routes: readonly RouteDefinition[]): object {
   const routing = profile.routing
   // a matched request stores no trace: the table is traced now, against this app's routes
   const trace = routing.trace ?? traceRoutes(routes, profile.method, profile.request.path)
-  const outcomeText = {
-    matched: `Matched route "${routing.route?.name ?? ''}"`,
-    redirect: `No route matched; the path with the other trailing slash did: 301 to ${routing.redirect ?? ''}`,
-    'not-found': `No route matched (404); the last path tried was ${routing.attemptedPath ?? ''}`,
-    'method-not-allowed': `The path matched, the method did not (405); allowed: ${routing.allow.join(', ')}`,
-    none: 'Routing did not run for this request (it was answered earlier)'
-  }[routing.outcome]
   return {
     outcome: routing.outcome,
-    outcomeText,
+    outcomeText: routingOutcomeText(routing),
     route: routing.route === null ? null : { ...routing.route, methods: routing.route.methods.join(', '), params: rows(routing.route.params) },
-    trace: trace.map((line) => ({ ...line, methods: line.methods.join(', '), verdictText: VERDICT_TEXT[line.verdict] ?? line.verdict })),
+    trace: trace.map((line) => ({ ...line, methods: line.methods.join(', '), verdictText: VERDICT_TEXT[line.verdict] })),
     tracedNow: routing.trace === null
   }
 }

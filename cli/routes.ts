@@ -1,0 +1,39 @@
+/**
+ * `fastify-kernel routes <app> [<filter>] [--json]`: every route of the application, as
+ * Symfony's `debug:router` lists them. Exit 0; 1 when a filter matches no route.
+ */
+import { parseArgs } from 'node:util'
+import type { CommandIo } from './io.js'
+import { CommandError, table } from './io.js'
+import { loadApp } from './load-app.js'
+import { filterRoutes, flagsText, listRoutes } from './route-list.js'
+
+export const ROUTES_USAGE = 'fastify-kernel routes <app> [<filter: part of a name or path>] [--json]'
+
+export async function routesCommand (args: string[], io: CommandIo): Promise<number> {
+  let parsed
+  try {
+    parsed = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' } } })
+  } catch (error) {
+    throw new CommandError(`${(error as Error).message}\nusage: ${ROUTES_USAGE}`)
+  }
+  const [path, filter, extra] = parsed.positionals
+  if (path === undefined || extra !== undefined) throw new CommandError(`usage: ${ROUTES_USAGE}`)
+  const loaded = await loadApp(path)
+  try {
+    const routes = filterRoutes(listRoutes(loaded.kernel, loaded.routes), filter)
+    if (parsed.values.json === true) {
+      io.out(JSON.stringify(routes, null, 2))
+    } else if (routes.length > 0) {
+      const rows = routes.map((route) => [route.name, route.methods.join('|'), route.path, route.prefix, route.plugin, flagsText(route.flags)])
+      for (const line of table(io, ['Name', 'Method', 'Path', 'Prefix', 'Plugin', 'Flags'], rows, (_row, column) => column === 0 ? 'green' : undefined)) io.out(line)
+    }
+    if (routes.length === 0) {
+      io.err(filter === undefined ? 'fastify-kernel: the app has no routes' : `fastify-kernel: no route name or path contains "${filter}"`)
+      return 1
+    }
+    return 0
+  } finally {
+    await loaded.close()
+  }
+}

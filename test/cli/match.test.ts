@@ -1,0 +1,81 @@
+import t from 'tap'
+import { fixture, runCli } from './run-cli.js'
+import type { KernelAnswer } from '../../cli/kernel-answer.js'
+
+const app = fixture('build-app.mjs')
+
+function answer (args: string[]): { status: number | null, answer: KernelAnswer } {
+  const result = runCli(['match', app, ...args, '--json'])
+  return { status: result.status, answer: JSON.parse(result.stdout) as KernelAnswer }
+}
+
+t.test('a match: route, params, exit 0; a route registered before the kernel is named', async (t) => {
+  const { status, stdout, stderr } = runCli(['match', app, '/hello/bob'])
+  t.equal(status, 0, stderr)
+  t.match(stdout, /^GET http:\/\/localhost\/hello\/bob\nRoute "hello" matches \(controller hello\)\n {2}path {5}\/hello\/\{name\}\n {2}methods {2}GET\n {2}param {4}name = "bob"\nMatched route "hello"\n\nRoute matching trace\n/)
+  t.match(stdout, /\nhello\s+GET\s+\/hello\/\{name\}\s+matches\s+matches\n/)
+  t.notMatch(stdout, /\u001b\[/, 'no colours when piped')
+  const early = answer(['/early/12'])
+  t.equal(early.status, 0)
+  t.equal(early.answer.outcome, 'matched')
+  t.same(early.answer.route, { name: 'early_item', url: '/early/:id(^\\d+$)', path: '/early/{id<^\\d+$>}', methods: ['GET'], controller: 'earlyItem', params: { id: '12' } })
+})
+
+t.test('a 301: the target, exit 1; --host decides the absolute Location', async (t) => {
+  const { status, stdout } = runCli(['match', app, '/blog?page=2', '--host', 'Example.TEST:8080'])
+  t.equal(status, 1)
+  t.match(stdout, /^GET http:\/\/example\.test:8080\/blog\?page=2\n301 Moved Permanently: Location http:\/\/example\.test:8080\/blog\/\?page=2 \(route "blog"\)\n/)
+  t.match(stdout, /\nblog\s+GET\s+\/blog\/\s+trailing slash\s+trailing slash: the route is \/blog\/ \(a GET or HEAD request is redirected\)\n/)
+})
+
+t.test('a 405 with Allow, under a prefix; a 404 with message and cause', async (t) => {
+  const put = runCli(['match', app, '/api/orders/7', '--method', 'put'])
+  t.equal(put.status, 1)
+  t.match(put.stdout, /\n405 Method Not Allowed: No route found for "PUT http:\/\/localhost\/api\/orders\/7": Method Not Allowed \(Allow: GET, DELETE\)\n {2}Allow: GET, DELETE\n/)
+  t.match(put.stdout, /\napi_order\s+GET\s+\/api\/orders\/\{id\}\s+method\s+method PUT is not in GET\n/)
+
+  const requirement = answer(['/items/abc'])
+  t.equal(requirement.status, 1)
+  t.equal(requirement.answer.outcome, 'not-found')
+  t.equal(requirement.answer.status, 404)
+  t.equal(requirement.answer.message, 'No route found for "GET http://localhost/items/abc"')
+  t.equal(requirement.answer.cause, 'No routes found for "/items/abc/".')
+  t.same(requirement.answer.trace.find((line) => line.name === 'item'), {
+    name: 'item', methods: ['GET'], path: '/items/{id}', verdict: 'requirement', reason: 'requirement "id" failed: "abc" does not match ^\\d+$', closeness: 3
+  })
+
+  const empty = answer(['/hello/'])
+  t.equal(empty.answer.outcome, 'not-found', 'an empty parameter does not match')
+  t.equal(empty.answer.cause, 'No routes found for "/hello".')
+  t.equal(empty.answer.trace.find((line) => line.name === 'hello')!.verdict, 'requirement')
+
+  const raw = answer(['/foo/../hello/x'])
+  t.equal(raw.answer.url, 'http://localhost/foo/../hello/x', 'the path is matched as written, dot segments kept')
+  t.equal(raw.answer.outcome, 'not-found')
+})
+
+t.test('the plugin form: its server options are used; a locale outside the enabled ones is a 404', async (t) => {
+  const upper = runCli(['match', fixture('plugin-app.mjs'), '/ABOUT'])
+  t.equal(upper.status, 0, 'routerOptions.caseSensitive: false, from the module\'s options export')
+  const locale = runCli(['match', fixture('plugin-app.mjs'), '/de/contact', '--json'])
+  t.equal(locale.status, 1)
+  const answer = JSON.parse(locale.stdout) as KernelAnswer
+  t.equal(answer.status, 404)
+  t.equal(answer.trace[0].reason, 'requirement "_locale" failed: "de" does not match ^(en|fr)$')
+})
+
+t.test('colours on request (FORCE_COLOR, as on a terminal), none with NO_COLOR', async (t) => {
+  const coloured = runCli(['match', app, '/hello/bob'], { FORCE_COLOR: '1' })
+  t.match(coloured.stdout, '\u001b[32mRoute "hello" matches\u001b[39m')
+  t.match(coloured.stdout, '\u001b[1mRoute matching trace\u001b[22m')
+  const plain = runCli(['match', app, '/hello/bob'], { FORCE_COLOR: '1', NO_COLOR: '1' })
+  t.notMatch(plain.stdout, /\u001b\[/)
+})
+
+t.test('usage errors exit 2', async (t) => {
+  for (const args of [['match', app], ['match', app, 'no-slash'], ['match', app, '/x', '--method', 'BAD METHOD'], ['match', app, '/x', 'extra']]) {
+    const { status, stderr } = runCli(args)
+    t.equal(status, 2, args.join(' '))
+    t.match(stderr, 'usage: fastify-kernel match <app> <path>', args.join(' '))
+  }
+})
