@@ -71,9 +71,12 @@ function captureConsoleRequests (loaded: LoadedApp, mark: string): { take: () =>
   loaded.kernel.on(Stage.REQUEST, (event) => {
     if (ours(event.request)) event.setResponse({ statusCode: 204, headers: {}, contentType: 'text/plain; charset=utf-8', body: '' })
   }, { priority: Priority.FIREWALL + 1, name: 'routing console: stop before the firewall' })
-  loaded.kernel.on(Stage.TERMINATE, (event) => {
-    if (ours(event.request)) discardRecording(event.context)
-  }, { priority: Priority.PROFILE_SAVE + 1, name: 'routing console: not profiled' })
+  // only a debug app profiles (and its every stage is open to listeners after ready)
+  if (loaded.app.kernelProfiler !== undefined) {
+    loaded.kernel.on(Stage.TERMINATE, (event) => {
+      if (ours(event.request)) discardRecording(event.context)
+    }, { priority: Priority.PROFILE_SAVE + 1, name: 'routing console: not profiled' })
+  }
   return { take: () => captured }
 }
 

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
 import type { Kernel } from '../src/kernel/kernel.js'
 import { RequestTimeoutHttpException, ServiceUnavailableHttpException } from '../src/errors/http-exceptions.js'
 
@@ -19,8 +19,8 @@ function expectsBody (request: FastifyRequest): boolean {
  * socket and its buffered bytes for ever. On close, bodies still arriving get 503 at once, so a
  * stuck client never holds up a graceful shutdown. Only requests with a body pay for a timer.
  */
-export function installBodyTimeout (app: FastifyInstance, kernel: Kernel, timeoutMs: number): void {
-  if (timeoutMs <= 0) return
+export function createBodyTimeout (app: FastifyInstance, kernel: Kernel, timeoutMs: number): BodyTimeoutHook | undefined {
+  if (timeoutMs <= 0) return undefined
   const pending = new Set<PendingBody>()
 
   function answer (entry: PendingBody, error: Error): void {
@@ -31,9 +31,10 @@ export function installBodyTimeout (app: FastifyInstance, kernel: Kernel, timeou
     kernel.handleException(error, entry.request, entry.reply)
   }
 
-  app.addHook('preParsing', function kernelBodyTimeout (request, reply, payload, done) {
-    // a miss never reads its body (the lifecycle drops it)
-    if (!expectsBody(request) || request.raw.complete || request.kernel?.routingError !== undefined) {
+  // a route hook (plugins/kernel.ts gives it to the routes whose methods take a body): GET
+  // requests never pay for it
+  function kernelBodyTimeout (request: FastifyRequest, reply: FastifyReply, payload: RequestPayload, done: (error: Error | null, payload?: RequestPayload) => void): void {
+    if (!expectsBody(request) || request.raw.complete) {
       done(null, payload)
       return
     }
@@ -52,7 +53,7 @@ export function installBodyTimeout (app: FastifyInstance, kernel: Kernel, timeou
     raw.once('close', stop)
     pending.add(entry)
     done(null, payload)
-  })
+  }
 
   app.addHook('preClose', function kernelStopWaitingForBodies (done) {
     for (const entry of [...pending]) {
@@ -60,4 +61,7 @@ export function installBodyTimeout (app: FastifyInstance, kernel: Kernel, timeou
     }
     done()
   })
+  return kernelBodyTimeout
 }
+
+export type BodyTimeoutHook = (request: FastifyRequest, reply: FastifyReply, payload: RequestPayload, done: (error: Error | null, payload?: RequestPayload) => void) => void

@@ -16,7 +16,7 @@ import { SourceExcerpts } from '../src/errors/source-excerpt.js'
 import { wholeStackTraces } from '../src/errors/stack-trace-limit.js'
 import { kKernelInternalRoute, kKernelNotFound, kKernelRoute } from '../src/symbols.js'
 import { installLifecycle } from './lifecycle.js'
-import { installBodyTimeout } from './body-timeout.js'
+import { createBodyTimeout } from './body-timeout.js'
 import { answerConnectRequests } from './connect.js'
 import { TRACE_PARTIALS, createTemplateRenderer } from './views.js'
 import { registerProfiler } from './profiler.js'
@@ -45,8 +45,9 @@ function routerOptionsOf (app: FastifyInstance): ConstructorParameters<typeof Ro
  * definition on the route's config; HEAD twins share their GET's entry. Routes registered
  * before the kernel are learnt at their first request; matching never depends on this mirror.
  */
-function mirrorRoutes (app: FastifyInstance, routes: RouteTable): void {
+function mirrorRoutes (app: FastifyInstance, routes: RouteTable, routeHooks: RouteHooks): void {
   app.addHook('onRoute', (route: RouteOptions) => {
+    giveRouteHooks(route, routeHooks)
     const config = (route.config ?? {}) as RouteConfig
     const name = typeof config.name === 'string' ? config.name : undefined
     const catchAll = typeof config.catchAll === 'boolean' ? config.catchAll : undefined
@@ -69,13 +70,43 @@ function mirrorRoutes (app: FastifyInstance, routes: RouteTable): void {
   })
 }
 
+/** Hooks the kernel gives each route it sees (filled once the lifecycle is installed). */
+interface RouteHooks {
+  onRequest: Array<NonNullable<RouteOptions['onRequest']> & Function>
+  /** only for routes whose methods may carry a body */
+  preParsing: Array<NonNullable<RouteOptions['preParsing']> & Function>
+}
+
+/** Methods whose requests Fastify never reads a body for. */
+const BODYLESS = new Set(['GET', 'HEAD', 'TRACE'])
+
+/**
+ * Appends the kernel's route hooks. Route hooks run after every global hook of their kind:
+ * kernel.request's answer comes after other plugins' onRequest hooks, and a GET route never pays
+ * for a preParsing hook. (A HEAD twin is made from its GET's options: nothing is added twice.)
+ */
+function giveRouteHooks (route: RouteOptions, hooks: RouteHooks): void {
+  const append = <T> (existing: T | T[] | undefined, added: T[]): T[] => {
+    const list = existing === undefined ? [] : Array.isArray(existing) ? [...existing] : [existing]
+    for (const hook of added) if (!list.includes(hook)) list.push(hook)
+    return list
+  }
+  route.onRequest = append(route.onRequest, hooks.onRequest) as RouteOptions['onRequest']
+  const methods = Array.isArray(route.method) ? route.method : [route.method]
+  if (hooks.preParsing.length > 0 && methods.some((method) => !BODYLESS.has(method.toUpperCase()))) {
+    route.preParsing = append(route.preParsing, hooks.preParsing) as RouteOptions['preParsing']
+  }
+}
+
 async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): Promise<void> {
   const options = resolveKernelOptions(rawOptions)
   const routes = new RouteTable(routerOptionsOf(app))
   const kernel = new Kernel(options, routes)
   app.decorate('kernel', kernel)
+  app.addHook('onReady', async () => { kernel.ready = true })
   app.decorateRequest('kernel', null)
-  mirrorRoutes(app, routes)
+  const routeHooks: RouteHooks = { onRequest: [], preParsing: [] }
+  mirrorRoutes(app, routes, routeHooks)
 
   const render = await createTemplateRenderer(app, TRACE_PARTIALS)
   const errorController = createErrorController({
@@ -105,8 +136,10 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
   // kernel's onRequest hook runs kernel.request (session listener at 128, firewall at 8)
   const sessionCookie = await registerSession(app, kernel, options)
 
-  installLifecycle(app, kernel, errorController)
-  installBodyTimeout(app, kernel, options.bodyTimeout)
+  const lifecycle = installLifecycle(app, kernel, errorController)
+  const bodyTimeout = createBodyTimeout(app, kernel, options.bodyTimeout)
+  routeHooks.onRequest.push(lifecycle.onRequest)
+  if (bodyTimeout !== undefined) routeHooks.preParsing.push(bodyTimeout)
   answerConnectRequests(app)
 
   // optional features, each a plugin of its own wired to the kernel's stages as listeners
@@ -115,7 +148,9 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
   await registerProfiler(app, kernel, options)
 
   if (options.notFoundHandler) {
-    app.setNotFoundHandler({ config: { [kKernelNotFound]: true } } as never, function kernelNotFound (request: FastifyRequest, reply: FastifyReply) {
+    // Fastify gives the not-found handler's own hooks to its context, as to a route's
+    const notFoundOptions = { config: { [kKernelNotFound]: true }, onRequest: [lifecycle.onRequest], preParsing: [lifecycle.missBody] }
+    app.setNotFoundHandler(notFoundOptions as never, function kernelNotFound (request: FastifyRequest, reply: FastifyReply) {
       return kernel.notFound(request, reply)
     })
   }

@@ -2,7 +2,7 @@
  * The request lifecycle: which Fastify hook runs which kernel stage.
  *
  *   onRequest       kernel.request          session · locale · router (match, or record the miss) · firewall
- *   preParsing      (answer)                what kernel.request decided, once every onRequest hook ran
+ *   (route onRequest) (answer)              what kernel.request decided, once every global onRequest hook ran
  *   preHandler      kernel.controller       the matched route's handler is the controller
  *                   kernel.controller_arguments   params, query, body resolved; access checks
  *   (handler)       the controller          a miss: the not-found handler raises the router's 404/405
@@ -17,7 +17,7 @@
  * `handleRejectedRequest` runs the same stages for them by hand.
  */
 import { Readable } from 'node:stream'
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RequestPayload } from 'fastify'
 import vary from 'vary'
 import { KernelContext } from '../src/kernel/context.js'
 import type { Kernel } from '../src/kernel/kernel.js'
@@ -34,6 +34,7 @@ import {
 import { lastResortResponse } from '../src/kernel/listeners/error-controller.js'
 import { routingFailure } from '../src/kernel/listeners/router.js'
 import { HttpException } from '../src/errors/http-exceptions.js'
+import { KernelError } from '../src/errors/kernel-errors.js'
 import { Stage } from '../src/kernel/stages.js'
 import type { StageName } from '../src/kernel/stages.js'
 import type { StageDispatcher } from '../src/kernel/dispatcher.js'
@@ -71,7 +72,10 @@ function applyKernelResponse (reply: FastifyReply, response: KernelResponse): st
   reply.code(response.statusCode)
   const headers = response.headers
   for (const name in headers) {
-    if (name === 'Vary' || name.toLowerCase() === 'vary') reply.header('vary', vary.append(String(reply.getHeader('vary') ?? ''), headers[name]))
+    if (name === 'Vary' || name.toLowerCase() === 'vary') {
+      const present = reply.getHeader('vary')
+      reply.header('vary', present === undefined ? headers[name] : vary.append(String(present), headers[name]))
+    }
     else reply.header(name, headers[name])
   }
   reply.header('content-type', response.contentType)
@@ -80,6 +84,13 @@ function applyKernelResponse (reply: FastifyReply, response: KernelResponse): st
 
 function sendKernelResponse (reply: FastifyReply, response: KernelResponse): FastifyReply {
   return reply.send(applyKernelResponse(reply, response))
+}
+
+/** Fastify fixes its hooks when the app is ready: a stage that needs one must have its first listener before. */
+function assertNotReady (kernel: Kernel, stage: StageName): void {
+  if (kernel.ready) {
+    throw new KernelError('KERNEL_LATE_LISTENER', `fastify-kernel: the first "${stage}" listener was added after the app was ready; Fastify fixes its hooks at ready, so add it before (with debug or trace on, every stage is ready for listeners at any time).`)
+  }
 }
 
 /** Fastify's own errors about a body it could not read or parse (`FST_ERR_CTP_*`). */
@@ -93,7 +104,7 @@ function hasBody (request: FastifyRequest): boolean {
   return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined
 }
 
-export function installLifecycle (app: FastifyInstance, kernel: Kernel, errorController: (event: ExceptionEvent) => void | Promise<void>): void {
+export function installLifecycle (app: FastifyInstance, kernel: Kernel, errorController: (event: ExceptionEvent) => void | Promise<void>): LifecycleRouteHooks {
   const stages = kernel.dispatcher
 
   app.addHook('onRequest', function kernelRequest (request, reply, done) {
@@ -110,24 +121,34 @@ export function installLifecycle (app: FastifyInstance, kernel: Kernel, errorCon
     })
   })
 
-  app.addHook('preParsing', function kernelRequestAnswer (request, reply, payload, done) {
-    const context = request.kernel
-    if (context === null) { done(null, payload); return }
-    const deferred = context.deferred
-    if (deferred !== undefined) {
-      context.deferred = undefined
-      if (deferred.response !== undefined) sendKernelResponse(reply, deferred.response)
-      else answerException(deferred.error, request, reply)
-      return
-    }
-    // as in Symfony, a request no route serves never has its body read
-    if (context.routingError !== undefined && hasBody(request)) done(null, Readable.from([]))
+  /**
+   * What kernel.request decided (a listener's response or error) is answered here: a hook each
+   * route gets (`routeHooks`), so it runs after every global onRequest hook, other plugins'
+   * included, and before the body is read. Routes registered before the kernel have no route
+   * hook of the kernel's: the controller hook answers for them.
+   */
+  function kernelRequestAnswer (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+    const deferred = request.kernel?.deferred
+    if (deferred === undefined) { done(); return }
+    answerDeferred(request, reply, deferred)
+  }
+
+  function answerDeferred (request: FastifyRequest, reply: FastifyReply, deferred: NonNullable<KernelContext['deferred']>): void {
+    request.kernel!.deferred = undefined
+    if (deferred.response !== undefined) sendKernelResponse(reply, deferred.response)
+    else answerException(deferred.error, request, reply)
+  }
+
+  /** The not-found handler's: as in Symfony, a request no route serves never has its body read. */
+  function kernelMissBody (request: FastifyRequest, _reply: FastifyReply, payload: RequestPayload, done: (error: Error | null, payload?: RequestPayload) => void): void {
+    if (request.kernel?.routingError !== undefined && hasBody(request)) done(null, Readable.from([]))
     else done(null, payload)
-  })
+  }
 
   app.addHook('preHandler', function kernelController (request, reply, done) {
     const context = request.kernel
     if (context === null || context.routingError !== undefined) { done(); return }
+    if (context.deferred !== undefined) { answerDeferred(request, reply, context.deferred); return }
     // a trailing-slash redirect where Fastify routed a route the kernel refused (an empty
     // parameter): the redirect is the controller, the route's handler never runs
     const redirect = request.is404 ? undefined : context.redirect
@@ -141,9 +162,15 @@ export function installLifecycle (app: FastifyInstance, kernel: Kernel, errorCon
 
   // errors of the controller (and of Fastify itself: body parsing, validation) arrive here
   app.setErrorHandler(function kernelException (error: FastifyError, request, reply) {
-    const routingError = request.kernel?.routingError
-    // a path no route serves: whatever became of its body, the answer is the routing error
-    answerException(routingError !== undefined && isRequestBodyError(error) ? routingError : error, request, reply)
+    const context = request.kernel
+    if (context !== null && isRequestBodyError(error)) {
+      // the body was read only because kernel.request's answer waits for the controller hook
+      // (a route registered before the kernel): that answer comes first
+      if (context.deferred !== undefined) { answerDeferred(request, reply, context.deferred); return }
+      // a path no route serves: whatever became of its body, the answer is the routing error
+      if (context.routingError !== undefined) { answerException(context.routingError, request, reply); return }
+    }
+    answerException(error, request, reply)
   })
 
   // an app's own error handler (a prefix's) answers without the kernel: the profile still shows the error
@@ -152,24 +179,32 @@ export function installLifecycle (app: FastifyInstance, kernel: Kernel, errorCon
     done()
   })
 
-  app.addHook('onSend', function kernelResponse (request, reply, payload, done) {
-    const context = request.kernel
-    if (context === null || stages.isIdle(Stage.RESPONSE)) { done(null, payload); return }
-    const event = new ResponseEvent(request, reply, context, payload)
-    // a failing response listener must not turn a sent answer into a loop of error pages
-    runStage(stages, event, () => done(null, event.payload), (error) => {
-      request.log.error({ err: error }, 'fastify-kernel: a kernel.response listener failed')
-      done(null, event.payload)
+  // kernel.response and kernel.finish_request / kernel.terminate get their Fastify hooks only
+  // once they have a listener (or are traced): a production app without any pays nothing for them
+  stages.whenNeeded([Stage.RESPONSE], () => {
+    assertNotReady(kernel, Stage.RESPONSE)
+    app.addHook('onSend', function kernelResponse (request, reply, payload, done) {
+      const context = request.kernel
+      if (context === null) { done(null, payload); return }
+      const event = new ResponseEvent(request, reply, context, payload)
+      // a failing response listener must not turn a sent answer into a loop of error pages
+      runStage(stages, event, () => done(null, event.payload), (error) => {
+        request.log.error({ err: error }, 'fastify-kernel: a kernel.response listener failed')
+        done(null, event.payload)
+      })
     })
   })
 
-  app.addHook('onResponse', function kernelFinish (request, reply, done) {
-    finishRequest(request, reply, false, done)
-  })
-  // a client that goes away (or a connection time-out, which destroys the socket) skips
-  // onResponse: terminate still runs, so nothing kept for the request is leaked
-  app.addHook('onRequestAbort', function kernelAbort (request, done) {
-    finishRequest(request, null, true, done)
+  stages.whenNeeded([Stage.FINISH_REQUEST, Stage.TERMINATE], () => {
+    assertNotReady(kernel, Stage.TERMINATE)
+    app.addHook('onResponse', function kernelFinish (request, reply, done) {
+      finishRequest(request, reply, false, done)
+    })
+    // a client that goes away (or a connection time-out, which destroys the socket) skips
+    // onResponse: terminate still runs, so nothing kept for the request is leaked
+    app.addHook('onRequestAbort', function kernelAbort (request, done) {
+      finishRequest(request, null, true, done)
+    })
   })
 
   /**
@@ -231,7 +266,6 @@ export function installLifecycle (app: FastifyInstance, kernel: Kernel, errorCon
     const context = request.kernel
     if (context === null || context.terminated) { done(); return }
     context.terminated = true
-    if (stages.isIdle(Stage.FINISH_REQUEST) && stages.isIdle(Stage.TERMINATE)) { done(); return }
     const replyOrRaw = reply ?? ({ raw: request.raw } as unknown as FastifyReply)
     const logFailure = (error: unknown): void => {
       request.log.error({ err: error }, 'fastify-kernel: a finish/terminate listener failed')
@@ -267,4 +301,11 @@ export function installLifecycle (app: FastifyInstance, kernel: Kernel, errorCon
   }
 
   kernel.attach({ notFound, handleException: answerException, handleRejectedRequest })
+  return { onRequest: kernelRequestAnswer, missBody: kernelMissBody }
+}
+
+/** The hooks the lifecycle gives each route (and the not-found handler) rather than every request. */
+export interface LifecycleRouteHooks {
+  onRequest: (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
+  missBody: (request: FastifyRequest, reply: FastifyReply, payload: RequestPayload, done: (error: Error | null, payload?: RequestPayload) => void) => void
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import type { Redis } from 'ioredis'
-import { createKernelApp } from 'fastify-kernel'
+import { createKernelApp, KERNEL_CONNECTION_TIMEOUT } from 'fastify-kernel'
 import type { ServiceEnv } from './env.js'
 import { exampleRequestServices, registerExampleRoutes } from './example-app.js'
 import { connectRedis, IdleExpiryRedisStore, REDIS_COMMAND_TIMEOUT_MS } from './redis.js'
@@ -78,7 +78,8 @@ export async function buildService (env: ServiceEnv, overrides: { logger?: boole
           ...(env.PROFILER_ALLOWED_NETWORKS.length > 0 ? { allowedNetworks: env.PROFILER_ALLOWED_NETWORKS } : {})
         }
       },
-      fastify: { logger, trustProxy: fastifyTrustProxy(env.TRUST_PROXY) }
+      // a socket silent for 2 minutes is closed: the service pays Node's per-request timer for it
+      fastify: { logger, trustProxy: fastifyTrustProxy(env.TRUST_PROXY), connectionTimeout: KERNEL_CONNECTION_TIMEOUT }
     })
   } catch (error) {
     redis?.disconnect()

@@ -137,3 +137,9 @@ t.test('APP_IDE turns file references of debug pages into editor links', async (
   t.teardown(() => plain.close())
   t.notMatch((await plain.inject({ url: '/boom', headers: { accept: 'text/html' } })).body, 'class="file" href=', 'unset: no links')
 })
+
+t.test('the service closes a socket silent for two minutes (connectionTimeout)', async (t) => {
+  const app = await buildService(loadServiceEnv({ APP_ENV: 'test', APP_DEBUG: '0' }, false), { logger: false })
+  t.teardown(() => app.close())
+  t.equal(app.server.timeout, 120_000)
+})

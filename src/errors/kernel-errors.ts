@@ -8,6 +8,7 @@ export type KernelErrorCode =
   | 'KERNEL_INVALID_OPTIONS'
   | 'KERNEL_UNKNOWN_STAGE'
   | 'KERNEL_INVALID_LISTENER'
+  | 'KERNEL_LATE_LISTENER'
   | 'KERNEL_REDIS_UNAVAILABLE'
 
 export class KernelError extends Error {

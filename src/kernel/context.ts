@@ -74,14 +74,23 @@ export class KernelContext {
   exception: unknown
   /** kernel.finish_request and kernel.terminate have run: each runs once whatever ended the request */
   terminated = false
+  private bagMap: Map<string, unknown> | undefined
+  private collectedData: Record<string, unknown> | undefined
+
   /** free-form storage for listeners (session, user, profile), keyed by feature */
-  readonly bag = new Map<string, unknown>()
+  get bag (): Map<string, unknown> {
+    // made on first use: most production requests never need one
+    return this.bagMap ??= new Map()
+  }
+
   /**
    * What request-stage features (session, locale, security) leave for the profiler, keyed by
    * panel name: plain JSON-serialisable data, already free of secrets. Kept whether or not a
    * profiler is on, so that any collector can read it.
    */
-  readonly collected: Record<string, unknown> = {}
+  get collected (): Record<string, unknown> {
+    return this.collectedData ??= {}
+  }
 
   /** `scheme://host[:port]`, or '' before the router resolved the URI */
   origin (): string {

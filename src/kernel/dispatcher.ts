@@ -42,7 +42,27 @@ export class StageDispatcher {
     // insert after every listener of equal or higher priority: stable, like Symfony
     let at = list.length
     while (at > 0 && list[at - 1].priority < priority) at--
+    // the stage's hook first: when it cannot be added any more, neither is the listener
+    this.firstListener.get(stage)?.()
     list.splice(at, 0, { fn: listener, priority, name: options.name ?? (listener.name || 'anonymous') })
+  }
+
+  private readonly firstListener = new Map<StageName, () => void>()
+
+  /**
+   * Calls `install` once, when one of `stages` has a listener or is traced (now, if it already
+   * is): the lifecycle adds a Fastify hook only for a stage that has something to run.
+   */
+  whenNeeded (stages: readonly StageName[], install: () => void): void {
+    if (stages.some((stage) => !this.isIdle(stage))) {
+      install()
+      return
+    }
+    const once = (): void => {
+      install()
+      for (const stage of stages) this.firstListener.delete(stage)
+    }
+    for (const stage of stages) this.firstListener.set(stage, once)
   }
 
   hasListeners (stage: StageName): boolean {

@@ -24,6 +24,8 @@ export class Kernel {
   /** what debug pages and the profiler mask; the profiler's `redact` options replace the default */
   redactor = new Redactor()
   private entryPoints: KernelEntryPoints | undefined
+  /** the app is ready: Fastify's hooks are fixed */
+  ready = false
 
   constructor (readonly options: ResolvedKernelOptions, readonly routes: RouteTable) {
     this.dispatcher = new StageDispatcher(options.trace)

@@ -118,12 +118,13 @@ t.test('a throwing listener becomes the error of the request', async (t) => {
 })
 
 t.test('a response listener can replace the payload; a failing one does not break the response', async (t) => {
-  const app = await buildApp({ debug: false })
-  app.kernel.on(Stage.RESPONSE, (event) => {
-    if (event.request.url === '/about') event.payload = 'rewritten'
-  })
-  app.kernel.on(Stage.RESPONSE, (event) => {
-    if (event.request.url === '/blog/') throw new Error('response listener broke')
+  const app = await buildApp({ debug: false }, {}, (app) => {
+    app.kernel.on(Stage.RESPONSE, (event) => {
+      if (event.request.url === '/about') event.payload = 'rewritten'
+    })
+    app.kernel.on(Stage.RESPONSE, (event) => {
+      if (event.request.url === '/blog/') throw new Error('response listener broke')
+    })
   })
   t.teardown(() => app.close())
   t.equal((await app.inject({ url: '/about', headers: { host: 'example.test' } })).body, 'rewritten')
@@ -187,16 +188,18 @@ t.test('a client that goes away still gets kernel.terminate (aborted), never a l
 })
 
 t.test('without tracing (production default) every listener still runs in order, and nothing is recorded', async (t) => {
-  const app = await buildApp({ debug: false })
-  t.teardown(() => app.close())
   const ran: string[] = []
-  for (const stage of [Stage.REQUEST, Stage.CONTROLLER, Stage.CONTROLLER_ARGUMENTS, Stage.RESPONSE, Stage.FINISH_REQUEST, Stage.TERMINATE] as const) {
-    app.kernel.on(stage, () => { ran.push(stage) })
-  }
   let context: KernelContext | null = null
-  const terminated = new Promise<void>((resolve) => {
-    app.kernel.on(Stage.TERMINATE, (event) => { context = event.context; resolve() }, { priority: -2000 })
+  let resolveTerminated: () => void = () => {}
+  const terminated = new Promise<void>((resolve) => { resolveTerminated = resolve })
+  // listeners before the app is ready: without tracing a stage's hook comes with its first listener
+  const app = await buildApp({ debug: false }, {}, (app) => {
+    for (const stage of [Stage.REQUEST, Stage.CONTROLLER, Stage.CONTROLLER_ARGUMENTS, Stage.RESPONSE, Stage.FINISH_REQUEST, Stage.TERMINATE] as const) {
+      app.kernel.on(stage, () => { ran.push(stage) })
+    }
+    app.kernel.on(Stage.TERMINATE, (event) => { context = event.context; resolveTerminated() }, { priority: -2000 })
   })
+  t.teardown(() => app.close())
   const res = await app.inject({ url: '/hello/x', headers: { host: 'example.test' } })
   await terminated
   t.equal(res.statusCode, 200)
@@ -249,4 +252,22 @@ t.test('a trailing-slash redirect runs the stages of a matched route; its contro
   t.same(ran, ['firewall'], 'request listeners after the router run, as for any match')
   t.equal(attributes._route, 'blog')
   t.equal(attributes._controller, 'redirect')
+})
+
+t.test('without debug, a stage gets its Fastify hook with its first listener: before the app is ready', async (t) => {
+  const app = await buildApp({ debug: false })
+  t.teardown(() => app.close())
+  t.throws(() => app.kernel.on(Stage.RESPONSE, () => {}), { code: 'KERNEL_LATE_LISTENER', message: /the first "kernel.response" listener was added after the app was ready/ })
+  t.throws(() => app.kernel.on(Stage.TERMINATE, () => {}), { code: 'KERNEL_LATE_LISTENER' })
+  t.same(app.kernel.dispatcher.describe(Stage.RESPONSE), [], 'the refused listener is not half-added')
+  // stages whose hooks are always there take listeners at any time
+  let seen = 0
+  app.kernel.on(Stage.REQUEST, () => { seen++ })
+  app.kernel.on(Stage.CONTROLLER, () => { seen++ })
+  await app.inject({ url: '/about', headers: { host: 'example.test' } })
+  t.equal(seen, 2)
+  const traced = await buildApp({ debug: false, trace: true })
+  t.teardown(() => traced.close())
+  traced.kernel.on(Stage.RESPONSE, (event) => { event.reply.header('x-late', 'yes') })
+  t.equal((await traced.inject({ url: '/about', headers: { host: 'example.test' } })).headers['x-late'], 'yes', 'traced: every hook is there')
 })

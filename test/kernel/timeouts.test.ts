@@ -61,14 +61,16 @@ t.test('bodyTimeout 0 turns the kernel timer off; the option is validated', asyn
   await app.ready()
 })
 
-t.test('kernelServerOptions bound a whole request and an idle connection (Fastify alone: never)', async (t) => {
+t.test('kernelServerOptions bound a whole request (Fastify alone: never); a socket timeout is the app\'s choice', async (t) => {
   const options = kernelServerOptions()
   t.equal(options.requestTimeout, KERNEL_REQUEST_TIMEOUT)
-  t.equal(options.connectionTimeout, KERNEL_CONNECTION_TIMEOUT)
+  t.equal((options as { connectionTimeout?: number }).connectionTimeout, undefined, 'not a per-request timer on every app')
   const app = await createKernelApp({ fastify: { logger: false } })
   t.teardown(() => app.close())
   t.equal(app.server.requestTimeout, KERNEL_REQUEST_TIMEOUT, "Node's server got it")
-  t.equal(app.server.timeout, KERNEL_CONNECTION_TIMEOUT, 'the socket timeout')
+  const withSocketTimeout = await createKernelApp({ fastify: { logger: false, connectionTimeout: KERNEL_CONNECTION_TIMEOUT } })
+  t.teardown(() => withSocketTimeout.close())
+  t.equal(withSocketTimeout.server.timeout, KERNEL_CONNECTION_TIMEOUT, 'the socket timeout, as the service sets it')
   const custom = await createKernelApp({ fastify: { logger: false, requestTimeout: 5000 } })
   t.teardown(() => custom.close())
   t.equal(custom.server.requestTimeout, 5000, "the app's own value wins")

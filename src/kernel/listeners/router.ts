@@ -15,7 +15,8 @@ import {
   MethodNotAllowedHttpException,
   NotFoundHttpException,
   ResourceNotFoundException,
-  SuspiciousOperationException
+  SuspiciousOperationException,
+  stackless
 } from '../../errors/http-exceptions.js'
 import { headerText } from '../../http/encoding.js'
 import { kKernelNotFound, kKernelRoute } from '../../symbols.js'
@@ -50,18 +51,19 @@ const ROUTING_MISS_FRAMES = 10
  */
 export function routingFailure (table: RouteTable, request: FastifyRequest, context: KernelContext, withStack = true): KernelResponse | HttpException {
   // A routing miss is an expected outcome whose stack only ever points into the kernel and
-  // Fastify: where no page shows it (production), skip capturing it: it is most of a 404's
-  // cost; debug pages show V8's default 10 frames of it, not the whole stacks other errors get.
+  // Fastify: where no page shows it (production), none is captured, it would be most of a
+  // 404's cost; debug pages show V8's default 10 frames of it, not the whole stacks other errors get.
+  if (!withStack) return routingAnswer(table, request, context, false)
   const limit = Error.stackTraceLimit
-  Error.stackTraceLimit = withStack ? Math.min(limit, ROUTING_MISS_FRAMES) : 0
+  Error.stackTraceLimit = Math.min(limit, ROUTING_MISS_FRAMES)
   try {
-    return routingAnswer(table, request, context)
+    return routingAnswer(table, request, context, true)
   } finally {
     Error.stackTraceLimit = limit
   }
 }
 
-function routingAnswer (table: RouteTable, request: FastifyRequest, context: KernelContext): KernelResponse | HttpException {
+function routingAnswer (table: RouteTable, request: FastifyRequest, context: KernelContext, withStack: boolean): KernelResponse | HttpException {
   if (context.uri === undefined) resolveRequestUri(request, context)
   const uri = context.uri!
   const outcome = matchMiss(table, request.method, uri.path, uri.routedPath)
@@ -70,14 +72,19 @@ function routingAnswer (table: RouteTable, request: FastifyRequest, context: Ker
   switch (outcome.kind) {
     case 'redirect':
       return permanentRedirect(redirectLocation(uri, outcome.path), request.method !== 'HEAD')
-    case 'method-not-allowed':
-      return new MethodNotAllowedHttpException(
-        outcome.allow,
-        `No route found for "${request.method} ${url}": Method Not Allowed (Allow: ${outcome.allow.join(', ')})`,
-        new MethodNotAllowedException(outcome.allow)
-      )
+    case 'method-not-allowed': {
+      const message = `No route found for "${request.method} ${url}": Method Not Allowed (Allow: ${outcome.allow.join(', ')})`
+      if (withStack) return new MethodNotAllowedHttpException(outcome.allow, message, new MethodNotAllowedException(outcome.allow))
+      return stackless(MethodNotAllowedHttpException, {
+        message,
+        statusCode: 405,
+        headers: { Allow: outcome.allow.join(', ') },
+        allowedMethods: outcome.allow,
+        cause: stackless(MethodNotAllowedException, { message: '', allowedMethods: outcome.allow })
+      })
+    }
     case 'not-found':
-      return routeNotFound(request, context, outcome.attemptedPath)
+      return routeNotFound(request, context, outcome.attemptedPath, withStack)
   }
 }
 
@@ -85,14 +92,14 @@ function routingAnswer (table: RouteTable, request: FastifyRequest, context: Ker
  * Symfony's 404 for a request no route serves, `attemptedPath` being the last path the matcher
  * tried. Also raised after matching by listeners that act as requirements (`_locale`).
  */
-export function routeNotFound (request: FastifyRequest, context: KernelContext, attemptedPath: string): NotFoundHttpException {
+export function routeNotFound (request: FastifyRequest, context: KernelContext, attemptedPath: string, withStack = true): NotFoundHttpException {
   const referer = headerText(request.headers.referer)
   // PHP truthiness, as in Symfony's RouterListener: "" and "0" add no suffix
   const from = referer !== undefined && referer !== '' && referer !== '0' ? ` (from "${referer}")` : ''
-  return new NotFoundHttpException(
-    `No route found for "${request.method} ${context.absoluteUrl()}"${from}`,
-    new ResourceNotFoundException(`No routes found for "${attemptedPath}".`)
-  )
+  const message = `No route found for "${request.method} ${context.absoluteUrl()}"${from}`
+  const cause = `No routes found for "${attemptedPath}".`
+  if (withStack) return new NotFoundHttpException(message, new ResourceNotFoundException(cause))
+  return stackless(NotFoundHttpException, { message, statusCode: 404, headers: {}, cause: stackless(ResourceNotFoundException, { message: cause }) })
 }
 
 /** A readable name of a route handler: Symfony's `_controller`. */
