@@ -66,7 +66,9 @@ function mirrorRoutes (app: FastifyInstance, routes: RouteTable, routeHooks: Rou
   })
   // from now on the application's own router says which methods match a path
   app.addHook('onReady', async () => {
-    routes.useRouter((method, path) => app.findRoute({ method: method as never, url: path })?.params ?? null, app.supportedMethods)
+    // only the methods Fastify has routes for are asked about (printRoutes names an empty tree)
+    const methods = app.supportedMethods.filter((method) => app.printRoutes({ method: method as never }).trim() !== '(empty tree)')
+    routes.useRouter((method, path) => app.findRoute({ method: method as never, url: path })?.params ?? null, methods)
   })
 }
 

@@ -3,6 +3,7 @@ import type { ExceptionEvent, KernelResponse } from '../events.js'
 import type { KernelContext } from '../context.js'
 import type { ErrorPageInput, RequestSummary } from '../../errors/error-controller.js'
 import { planErrorResponse } from '../../errors/error-controller.js'
+import { headersOf, statusOf } from '../../errors/flatten.js'
 import { preferredErrorFormat } from '../../http/negotiate.js'
 import { headerText } from '../../http/encoding.js'
 import { REDACTED } from '../../http/redact.js'
@@ -50,11 +51,20 @@ export interface ErrorControllerOptions {
  * every exception no earlier listener answered, in the format the client accepts.
  */
 export function createErrorController ({ debug, render, extensions, redactor, sources }: ErrorControllerOptions) {
-  // a production page depends on its status alone: render each once, then answer synchronously
-  const productionPages = new Map<string, string>()
+  // a production answer depends on its format and status alone (and the exception's own
+  // headers, such as Allow): made once, then answered synchronously without planning it again
+  const productionAnswers = new Map<string, { contentType: string, body: string }>()
 
   return function errorController (event: ExceptionEvent): void | Promise<void> {
     const format = preferredErrorFormat(event.request.headers.accept)
+    const key = debug ? '' : `${format}:${statusOf(event.error)}`
+    const made = debug ? undefined : productionAnswers.get(key)
+    if (made !== undefined) {
+      const headers = headersOf(event.error)
+      headers.Vary = 'Accept'
+      event.setResponse({ statusCode: statusOf(event.error), headers, contentType: made.contentType, body: made.body })
+      return
+    }
     const input: ErrorPageInput = {
       error: event.error,
       debug,
@@ -69,17 +79,11 @@ export function createErrorController ({ debug, render, extensions, redactor, so
     }
     const plan = planErrorResponse(input)
     const answer = (body: string): void => {
+      if (!debug && productionAnswers.size < 100) productionAnswers.set(key, { contentType: plan.contentType, body })
       event.setResponse({ statusCode: plan.statusCode, headers: plan.headers, contentType: plan.contentType, body })
     }
     if (plan.template === undefined) return answer(plan.body ?? '')
-
-    const key = `${plan.template}:${plan.statusCode}`
-    const cached = debug ? undefined : productionPages.get(key)
-    if (cached !== undefined) return answer(cached)
-    return render(plan.template, plan.model ?? {}).then((page) => {
-      if (!debug && productionPages.size < 100) productionPages.set(key, page)
-      answer(page)
-    }, (error: unknown) => {
+    return render(plan.template, plan.model ?? {}).then(answer, (error: unknown) => {
       event.request.log.error({ err: error }, 'fastify-kernel: rendering the error page failed')
       event.setResponse(lastResortResponse(plan.statusCode, String(plan.model?.statusText ?? 'Error')))
     })
