@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import view from '@fastify/view'
 import Handlebars from 'handlebars'
 import { templatesDir } from '../src/config/paths.js'
-import { registerTemplateHelpers } from '../src/http/template-helpers.js'
+import { TEMPLATE_HELPERS, registerTemplateHelpers } from '../src/http/template-helpers.js'
 
 /** The stack trace of debug pages, shared by the error page and the profiler's exception panel. */
 export const TRACE_PARTIALS: Record<string, string> = {
@@ -10,6 +10,8 @@ export const TRACE_PARTIALS: Record<string, string> = {
   'frame-location': 'errors/frame-location.hbs',
   'trace-style': 'errors/trace-style.hbs'
 }
+
+const KNOWN_HELPERS = Object.fromEntries(TEMPLATE_HELPERS.map((name) => [name, true]))
 
 /** Renders one of the kernel's templates (relative to `templates/`) to a string. */
 export type TemplateRender = (page: string, data?: object) => Promise<string>
@@ -30,7 +32,13 @@ export async function createTemplateRenderer (app: FastifyInstance, partials: Re
       root: templatesDir,
       propertyName: 'kernelTemplates',
       production: true,
-      options: { partials }
+      options: {
+        partials,
+        // the kernel's templates never rely on indented partial output: handlebars would
+        // re-indent every line of each partial on every render (most of a debug page's cost);
+        // its own helpers are known to the compiler, which then calls them directly
+        compileOptions: { preventIndent: true, knownHelpers: KNOWN_HELPERS }
+      }
     })
     render = (child as unknown as { kernelTemplates: TemplateRender }).kernelTemplates
   })

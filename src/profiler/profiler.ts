@@ -79,6 +79,15 @@ export class Profiler {
   readonly redactor: Redactor
   readonly allowList: ClientAllowList
   readonly logCapture = new LogCapture()
+  /** requests terminated in this turn of the event loop, saved (or dropped) on the next */
+  private terminated: Array<{ request: FastifyRequest, reply: FastifyReply, context: KernelContext, recording: Recording }> = []
+
+  private readonly saveTerminated = (): void => {
+    const batch = this.terminated
+    this.terminated = []
+    for (const { request, reply, context, recording } of batch) this.saveOrDrop(request, reply, context, recording)
+  }
+
   /** tokens of this process's requests whose profile is not stored (nor dropped) yet */
   private readonly unsaved = new Set<string>()
   /** saves waiting for the storage */
@@ -138,7 +147,7 @@ export class Profiler {
     // a request that never terminates (a hijacked reply) must not grow this set without bound
     if (this.unsaved.size >= 10_000) this.unsaved.clear()
     this.unsaved.add(token)
-    context.bag.set(RECORDING, new Recording(token, this.logCapture.take(request.raw), heapUsed()))
+    context.bag.set(RECORDING, new Recording(token, this.logCapture.take(request.log), heapUsed()))
   }
 
   /**
@@ -195,7 +204,8 @@ export class Profiler {
     recording.aborted = event.aborted
     recording.heapUsedEnd = heapUsed()
     this.scheduled++
-    setImmediate(() => { this.saveOrDrop(event.request, event.reply, context, recording) })
+    // one immediate for every request terminated in this turn of the event loop, not one each
+    if (this.terminated.push({ request: event.request, reply: event.reply, context, recording }) === 1) setImmediate(this.saveTerminated)
   }
 
   /**

@@ -45,7 +45,7 @@ const CAPTURING_METHODS: Array<[string, (this: any, ...args: unknown[]) => unkno
  * hook runs, through its child logger factory: this factory asks the previous one for the
  * child, as before, and gives back an object inheriting from it whose level methods note the
  * call and then call the real method. What the app's logger prints does not change; children
- * of `request.log` inherit the capture. The records hang on the raw request (a symbol, not a
+ * of `request.log` inherit the capture. The records hang on that logger (a symbol, not a
  * WeakMap: thousands of live weak entries make every garbage collection slower).
  */
 export class LogCapture {
@@ -53,7 +53,6 @@ export class LogCapture {
     return function profiledChildLogger (this: any, logger, bindings, options, rawRequest) {
       const child = previous.call(this, logger, bindings, options, rawRequest)
       const captured: CapturedLogs = { calls: [], dropped: 0, origin: performance.now() }
-      rawRequest[kCaptured] = captured
       const capturing = Object.create(child)
       capturing[kCaptured] = captured
       capturing[kOriginal] = child
@@ -62,12 +61,12 @@ export class LogCapture {
     }
   }
 
-  /** The calls captured for a request (and forgets them). */
-  take (rawRequest: object): CapturedLogs | undefined {
-    const holder = rawRequest as { [kCaptured]?: CapturedLogs }
-    const captured = holder[kCaptured]
-    if (captured !== undefined) holder[kCaptured] = undefined
-    return captured
+  /**
+   * The calls captured for a request, read from its logger (`request.log`, what the factory
+   * made): nothing is written on Node's request object, whose shape V8 optimises for.
+   */
+  take (requestLog: object): CapturedLogs | undefined {
+    return (requestLog as { [kCaptured]?: CapturedLogs })[kCaptured]
   }
 }
 
