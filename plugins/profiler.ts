@@ -78,7 +78,7 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   app.addHook('onClose', async () => { await profiler.settled(); await storage.close() })
 
   // each request's log records, captured where Fastify creates request.log
-  app.setChildLoggerFactory(profiler.logCapture.factory(app.childLoggerFactory))
+  app.setChildLoggerFactory(profiler.logCapture.factory(app.childLoggerFactory, () => !profiler.saturated))
 
   kernel.on(Stage.REQUEST, profiler.start, { priority: PROFILER_START_PRIORITY, name: 'profiler token' })
   kernel.on(Stage.RESPONSE, profiler.respond, { priority: Priority.PROFILER, name: 'profiler' })

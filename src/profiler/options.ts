@@ -26,7 +26,8 @@ export interface ProfilerOptions {
   allowedNetworks?: string[]
   /**
    * most share of the main thread spent building and serialising profiles, per second (default
-   * 0.1); beyond it, under heavy load, profiles are dropped rather than slowing the app. 1: never drop for it
+   * 0.05); beyond it, under heavy load, further requests of the second are not profiled rather
+   * than slowing the app. 1: never for it
    */
   saveBudget?: number
   /** profiles always kept each second, whatever `saveBudget` says (default 200) */
@@ -152,7 +153,7 @@ export function resolveProfilerOptions (given: boolean | ProfilerOptions | Recor
     allowedNetworks,
     redactNames: (o.redact?.names ?? []).map((n) => n.toLowerCase()),
     redactPattern,
-    saveBudget: o.saveBudget ?? 0.1,
+    saveBudget: o.saveBudget ?? 0.05,
     keepPerSecond: o.keepPerSecond ?? 200,
     toolbar: o.toolbar ?? true
   }

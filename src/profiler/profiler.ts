@@ -138,6 +138,10 @@ export class Profiler {
       if (!this.admits(request)) context.forcedMiss = true
       else if (mark !== 'profiled') return
     }
+    if (this.saturated) {
+      this.dropped++
+      return
+    }
     const token = this.storage.reserveToken()
     if (token === undefined) {
       // no token can be promised unique now: not profiled, rather than a link to another's profile
@@ -212,15 +216,25 @@ export class Profiler {
    * Decided on the later tick, not in terminate: a burst of requests is not a backlog unless the
    * storage really is behind (the memory storage never is).
    */
-  private saveOrDrop (request: FastifyRequest, reply: FastifyReply, context: KernelContext, recording: Recording): void {
-    this.scheduled--
+  /**
+   * Whether the save budget of the current window is spent (or the storage is behind): then a
+   * request is not profiled at all. Under a load test most requests then cost the profiler
+   * nothing, rather than being recorded for a profile that would be dropped (and carrying a
+   * token whose profile never exists).
+   */
+  get saturated (): boolean {
     const now = performance.now()
     if (now - this.windowStart >= SAVE_WINDOW_MS) {
       this.windowStart = now
       this.windowSpent = 0
       this.windowSaves = 0
     }
-    if (this.pendingSaves >= MAX_PENDING_SAVES || (this.options.saveBudget < 1 && this.windowSaves >= this.options.keepPerSecond && this.windowSpent >= this.options.saveBudget * SAVE_WINDOW_MS)) {
+    return this.pendingSaves >= MAX_PENDING_SAVES || (this.options.saveBudget < 1 && this.windowSaves >= this.options.keepPerSecond && this.windowSpent >= this.options.saveBudget * SAVE_WINDOW_MS)
+  }
+
+  private saveOrDrop (request: FastifyRequest, reply: FastifyReply, context: KernelContext, recording: Recording): void {
+    this.scheduled--
+    if (this.saturated) {
       this.dropped++
       this.storage.releaseToken(recording.token)
       this.unsaved.delete(recording.token)

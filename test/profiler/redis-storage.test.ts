@@ -194,7 +194,8 @@ t.test('redis storage: a Redis that does not answer fails each call at its time 
   const store = await RedisProfileStorage.open({ client, maxProfiles: 10, maxAgeMs: 60_000, commandTimeoutMs: 100, log: quiet })
   t.teardown(() => store.close())
   const profile = reservedProfile(store)
-  const sleeping = admin.call('DEBUG', 'SLEEP', '1')
+  // asleep far longer than the 100 ms bound, so that a loaded machine still sees both calls fail
+  const sleeping = admin.call('DEBUG', 'SLEEP', '3')
   await t.rejects(store.save(profile), { code: 'KERNEL_REDIS_TIMEOUT' })
   await t.rejects(store.find(), { code: 'KERNEL_REDIS_TIMEOUT' })
   await sleeping

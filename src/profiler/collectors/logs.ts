@@ -49,15 +49,17 @@ const CAPTURING_METHODS: Array<[string, (this: any, ...args: unknown[]) => unkno
  * WeakMap: thousands of live weak entries make every garbage collection slower).
  */
 export class LogCapture {
-  factory (previous: ChildLoggerFactory): ChildLoggerFactory {
+  /** @param capturing whether a request made now may be profiled (the profiler is not saturated) */
+  factory (previous: ChildLoggerFactory, capturing: () => boolean = () => true): ChildLoggerFactory {
     return function profiledChildLogger (this: any, logger, bindings, options, rawRequest) {
       const child = previous.call(this, logger, bindings, options, rawRequest)
+      if (!capturing()) return child
       const captured: CapturedLogs = { calls: [], dropped: 0, origin: performance.now() }
-      const capturing = Object.create(child)
-      capturing[kCaptured] = captured
-      capturing[kOriginal] = child
-      for (const [name, method] of CAPTURING_METHODS) capturing[name] = method
-      return capturing
+      const capturer = Object.create(child)
+      capturer[kCaptured] = captured
+      capturer[kOriginal] = child
+      for (const [name, method] of CAPTURING_METHODS) capturer[name] = method
+      return capturer
     }
   }
 
