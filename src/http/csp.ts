@@ -1,4 +1,4 @@
-import { randomFillSync } from 'node:crypto'
+import { randomString } from '../random-pool.js'
 
 /** Nonces of the inline `<script>` and `<style>` elements the kernel adds to a page. */
 export interface CspNonces {
@@ -16,19 +16,9 @@ const DIRECTIVES: Array<[string, keyof CspNonces]> = [
   ['style-src-elem', 'style']
 ]
 
-// one call into the RNG per 128 pairs of nonces rather than one per response
-const pool = Buffer.alloc(4096)
-let offset = pool.length
-
 /** 128 random bits each from the cryptographic RNG, base64url (valid in a policy, and nothing to escape in HTML). */
 export function generateNonces (): CspNonces {
-  if (offset + 32 > pool.length) {
-    randomFillSync(pool)
-    offset = 0
-  }
-  const nonces = { script: pool.toString('base64url', offset, offset + 16), style: pool.toString('base64url', offset + 16, offset + 32) }
-  offset += 32
-  return nonces
+  return { script: randomString(16, 'base64url'), style: randomString(16, 'base64url') }
 }
 
 type Directives = Map<string, string[]>

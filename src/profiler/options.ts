@@ -3,6 +3,7 @@ import { KernelError } from '../errors/kernel-errors.js'
 import { parseNetworks } from './access.js'
 import type { Network } from './access.js'
 import type { RedisCommands } from '../redis/commands.js'
+import { REDIS_CLIENT_OPTIONS_SCHEMA } from '../redis/commands.js'
 import { DEFAULT_REDACT_PATTERN } from '../http/redact.js'
 
 /** Options of the web profiler: `app.register(kernel, { debug: true, profiler: { ... } })`. */
@@ -71,16 +72,7 @@ const schema = {
   properties: {
     storage: { enum: ['memory', 'file', 'redis'] },
     directory: { type: 'string', minLength: 1 },
-    redis: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['client'],
-      properties: {
-        client: { type: 'object' },
-        prefix: { type: 'string', minLength: 1 },
-        commandTimeout: { type: 'integer', minimum: 1 }
-      }
-    },
+    redis: REDIS_CLIENT_OPTIONS_SCHEMA,
     maxProfiles: { type: 'integer', minimum: 1, maximum: 1_000_000 },
     maxAge: { type: 'number', exclusiveMinimum: 0 },
     maxMemory: { type: 'integer', minimum: 1024 },

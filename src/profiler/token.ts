@@ -1,20 +1,10 @@
-import { randomFillSync } from 'node:crypto'
+import { randomString } from '../random-pool.js'
 
 export const TOKEN_PATTERN = /^[0-9a-f]{6}$/
 
-// one call into the RNG per 1365 tokens rather than one per request
-const pool = Buffer.alloc(4095)
-let offset = pool.length
-
 /** Six random hex characters (not checked against anything). */
 export function randomToken (): string {
-  if (offset + 3 > pool.length) {
-    randomFillSync(pool)
-    offset = 0
-  }
-  const token = pool.toString('hex', offset, offset + 3)
-  offset += 3
-  return token
+  return randomString(3, 'hex')
 }
 
 /** Six lower-case hex characters from the cryptographic RNG, redrawn while `taken` says so. */

@@ -9,6 +9,22 @@ export interface RedisCommands {
   call: (command: string, ...args: Array<string | number>) => Promise<unknown>
 }
 
+/**
+ * The options by which a kernel feature takes the app's Redis client (profiles, login
+ * throttling), as a JSON schema for the features' validators: the client, a key prefix, and a
+ * time bound in milliseconds for each call.
+ */
+export const REDIS_CLIENT_OPTIONS_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['client'],
+  properties: {
+    client: { type: 'object' },
+    prefix: { type: 'string', minLength: 1, maxLength: 200 },
+    commandTimeout: { type: 'integer', minimum: 1, maximum: 60_000 }
+  }
+} as const
+
 export class RedisTimeoutError extends Error {
   readonly code = 'KERNEL_REDIS_TIMEOUT'
 }

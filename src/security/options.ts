@@ -3,6 +3,7 @@ import type { AccessRule } from './access-map.js'
 import type { InMemoryUserConfig, UserProvider } from './user-provider.js'
 import { KernelError } from '../errors/kernel-errors.js'
 import { ajvProblems } from '../config/ajv-problems.js'
+import { REDIS_CLIENT_OPTIONS_SCHEMA } from '../redis/commands.js'
 import type { LoginThrottlingLimits, LoginThrottlingStore } from './login-throttling.js'
 import type { PasswordCheckLimits } from './password-check-gate.js'
 import { DEFAULT_PASSWORD_CHECK_LIMITS } from './password-check-gate.js'
@@ -144,16 +145,7 @@ const schema = {
       additionalProperties: false,
       required: ['redis'],
       properties: {
-        redis: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['client'],
-          properties: {
-            client: { type: 'object' },
-            prefix: { type: 'string', maxLength: 200 },
-            commandTimeout: { type: 'integer', minimum: 1, maximum: 60_000 }
-          }
-        }
+        redis: REDIS_CLIENT_OPTIONS_SCHEMA
       }
     },
     passwordChecks: {

@@ -18,3 +18,27 @@ export async function profiled (app: FastifyInstance, options: InjectOptions): P
 export function page (app: FastifyInstance, url: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
   return app.inject({ url, headers: { host, ...headers } })
 }
+
+/**
+ * A minimal stored profile for storage tests. Each file passes its own token
+ * base so tests running in parallel never reuse a token.
+ */
+export function fakeProfileMaker (tokenBase: number): (overrides?: Partial<Profile>) => Profile {
+  let counter = 0
+  return (overrides = {}) => {
+    const token = (tokenBase + counter++).toString(16)
+    return {
+      version: 1, token, method: 'GET', url: `http://example.test/p/${token}`, statusCode: 200, ip: '127.0.0.1', time: Date.now(), duration: 1,
+      aborted: false,
+      request: { method: 'GET', url: '', path: '/', query: {}, protocol: 'http', httpVersion: '1.1', ip: '127.0.0.1', headers: [], cookies: [], body: null, attributes: [], route: null },
+      response: null,
+      routing: { outcome: 'none', route: null, redirect: null, allow: [], attemptedPath: null, trace: null },
+      exception: null,
+      events: { tracing: true, entries: [] },
+      logs: [],
+      performance: { totalMs: 1, timeToFirstByteMs: 1, heapUsedStart: 1, heapUsedEnd: 1 },
+      collected: {},
+      ...overrides
+    }
+  }
+}

@@ -4,26 +4,10 @@ import { Redis } from 'ioredis'
 import { RedisProfileStorage } from '../../src/profiler/storage/redis.js'
 import type { Profile } from '../../src/profiler/profile.js'
 import { buildApp } from '../helpers.js'
-import { host } from './helpers.js'
+import { fakeProfileMaker, host } from './helpers.js'
 import { TestRedis } from '../redis/server.js'
 
-let counter = 0
-function fakeProfile (overrides: Partial<Profile> = {}): Profile {
-  const token = (0x200000 + counter++).toString(16)
-  return {
-    version: 1, token, method: 'GET', url: `http://example.test/p/${token}`, statusCode: 200, ip: '127.0.0.1', time: Date.now(), duration: 1,
-    aborted: false,
-    request: { method: 'GET', url: '', path: '/', query: {}, protocol: 'http', httpVersion: '1.1', ip: '127.0.0.1', headers: [], cookies: [], body: null, attributes: [], route: null },
-    response: null,
-    routing: { outcome: 'none', route: null, redirect: null, allow: [], attemptedPath: null, trace: null },
-    exception: null,
-    events: { tracing: true, entries: [] },
-    logs: [],
-    performance: { totalMs: 1, timeToFirstByteMs: 1, heapUsedStart: 1, heapUsedEnd: 1 },
-    collected: {},
-    ...overrides
-  }
-}
+const fakeProfile = fakeProfileMaker(0x200000)
 
 const quiet = { warn: () => undefined }
 

@@ -8,25 +8,9 @@ import { FileProfileStorage } from '../../src/profiler/storage/file.js'
 import type { Profile } from '../../src/profiler/profile.js'
 import type { ProfileStorage } from '../../src/profiler/storage/storage.js'
 import { buildApp } from '../helpers.js'
-import { host } from './helpers.js'
+import { fakeProfileMaker, host } from './helpers.js'
 
-let counter = 0
-function fakeProfile (overrides: Partial<Profile> = {}): Profile {
-  const token = (0x100000 + counter++).toString(16)
-  return {
-    version: 1, token, method: 'GET', url: `http://example.test/p/${token}`, statusCode: 200, ip: '127.0.0.1', time: Date.now(), duration: 1,
-    aborted: false,
-    request: { method: 'GET', url: '', path: '/', query: {}, protocol: 'http', httpVersion: '1.1', ip: '127.0.0.1', headers: [], cookies: [], body: null, attributes: [], route: null },
-    response: null,
-    routing: { outcome: 'none', route: null, redirect: null, allow: [], attemptedPath: null, trace: null },
-    exception: null,
-    events: { tracing: true, entries: [] },
-    logs: [],
-    performance: { totalMs: 1, timeToFirstByteMs: 1, heapUsedStart: 1, heapUsedEnd: 1 },
-    collected: {},
-    ...overrides
-  }
-}
+const fakeProfile = fakeProfileMaker(0x100000)
 
 function tempDir (t: Test): string {
   const dir = mkdtempSync(join(tmpdir(), 'profiler-'))
