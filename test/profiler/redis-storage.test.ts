@@ -90,8 +90,11 @@ t.test('redis storage: the count bound holds atomically under concurrent saves f
   const stores = await Promise.all([0, 1].map(async () => RedisProfileStorage.open({ client: await appClient(t, redis), maxProfiles: 50, maxAgeMs: 60_000, log: quiet })))
   t.teardown(async () => { for (const s of stores) await s.close() })
   const saved: Profile[] = []
+  // every profile has a time of its own: with ties, which of two equal times survives the trim
+  // is Redis' order of members, not the order of saving
+  const base = Date.now() - 10_000
   for (let round = 0; round < 10; round++) {
-    const batch = stores.flatMap((store) => Array.from({ length: 20 }, (_, i) => ({ store, profile: reservedProfile(store, { time: Date.now() - 10_000 + round * 100 + i }) })))
+    const batch = stores.flatMap((store, s) => Array.from({ length: 20 }, (_, i) => ({ store, profile: reservedProfile(store, { time: base + round * 100 + s * 20 + i }) })))
     saved.push(...batch.map((b) => b.profile))
     await Promise.all(batch.map(({ store, profile }) => store.save(profile)))
     const size = await admin.zcard('fastify-kernel:{profiler}:index')
