@@ -27,10 +27,11 @@ async function stop (child) {
   await once(child, 'exit')
 }
 
-async function rss (child) {
+/** The server's resident memory, and the part of it outside the JS heap (where scrypt works). */
+async function memory (child) {
   child.send('memory')
-  const [message] = await once(child, 'message')
-  return message.rss
+  const [{ rss, heapTotal }] = await once(child, 'message')
+  return { rss, outsideHeap: rss - heapTotal }
 }
 
 /** One GET /hello/world with Basic credentials; resolves to its status and duration. */
@@ -76,7 +77,7 @@ async function flood (server, seconds) {
   const idle = []
   const realAgent = new http.Agent({ keepAlive: true, maxSockets: 1, localAddress: '127.0.0.1' })
   for (let i = 0; i < 5; i++) idle.push((await request(port, realAgent, basic('admin', 'admin'))).ms)
-  const rssBefore = await rss(child)
+  const before = await memory(child)
   const deadline = performance.now() + seconds * 1000
   const floodStatuses = []
   const guessers = Array.from({ length: FLOOD_CLIENTS }, async (_, i) => {
@@ -91,21 +92,26 @@ async function flood (server, seconds) {
       await new Promise((resolve) => setTimeout(resolve, REAL_LOGIN_EVERY_MS))
     }
   })()
-  let rssPeak = rssBefore
+  const peak = { ...before }
+  const sample = async () => {
+    const now = await memory(child)
+    peak.rss = Math.max(peak.rss, now.rss)
+    peak.outsideHeap = Math.max(peak.outsideHeap, now.outsideHeap)
+  }
   const sampler = (async () => {
     while (performance.now() < deadline) {
-      rssPeak = Math.max(rssPeak, await rss(child))
+      await sample()
       await new Promise((resolve) => setTimeout(resolve, 200))
     }
   })()
   await Promise.all([...guessers, realUser, sampler])
-  rssPeak = Math.max(rssPeak, await rss(child))
+  await sample()
   realAgent.destroy()
   const ok = logins.filter((l) => l.status === 200).map((l) => l.ms)
   return {
     idleLoginMs: percentile(idle, 50),
-    rssBefore,
-    rssPeak,
+    before,
+    peak,
     floodStatuses: count(floodStatuses),
     floodChecked: floodStatuses.filter((s) => s === 401).length,
     logins: count(logins.map((l) => l.status)),
@@ -128,8 +134,8 @@ export async function securityBench (seconds) {
   ]
   const lines = [`Security: ${seconds} s per run, scrypt at the default cost; "unprotected" = loginThrottling: false and no bound on concurrent checks`, '']
   const checks = []
-  lines.push('| server | brute force, 1 client, 16 connections: requests / guesses checked (rate) / statuses | flood: 64 clients, statuses / checks | real login (every 200 ms): statuses | real login p50 / max ms (idle: p50) | RSS before → peak (MB) |')
-  lines.push('|---|---|---|---|---|---|')
+  lines.push('| server | brute force, 1 client, 16 connections: requests / guesses checked (rate) / statuses | flood: 64 clients, statuses / checks | real login (every 200 ms): statuses | real login p50 / max ms (idle: p50) | RSS before → peak (MB) | outside the JS heap: before → peak (MB) |')
+  lines.push('|---|---|---|---|---|---|---|')
   for (const configuration of configurations) {
     let server = await start(configuration.options)
     const brute = await bruteForce(server.port, seconds)
@@ -139,14 +145,18 @@ export async function securityBench (seconds) {
     const f = await flood(server, seconds)
     await stop(server.child)
     const perSecond = (brute.checked / seconds).toFixed(1)
-    lines.push(`| ${configuration.name} | ${brute.total} / ${brute.checked} (${perSecond}/s) / ${brute.statuses} | ${f.floodStatuses} / ${f.floodChecked} | ${f.logins} | ${Math.round(f.loginP50)} / ${Math.round(f.loginMax)} (idle ${Math.round(f.idleLoginMs)}) | ${(f.rssBefore / MIB).toFixed(0)} → ${(f.rssPeak / MIB).toFixed(0)} |`)
+    lines.push(`| ${configuration.name} | ${brute.total} / ${brute.checked} (${perSecond}/s) / ${brute.statuses} | ${f.floodStatuses} / ${f.floodChecked} | ${f.logins} | ${Math.round(f.loginP50)} / ${Math.round(f.loginMax)} (idle ${Math.round(f.idleLoginMs)}) | ${(f.before.rss / MIB).toFixed(0)} → ${(f.peak.rss / MIB).toFixed(0)} | ${(f.before.outsideHeap / MIB).toFixed(0)} → ${(f.peak.outsideHeap / MIB).toFixed(0)} |`)
     if (configuration.name === 'defaults') {
       // the defaults: 5 per user name and client, 25 per client, per minute; 2 checks at once, 8 waiting
       const windows = Math.ceil(seconds / 60)
       checks.push([`throttled brute force: ${brute.checked} checks ≤ ${25 * windows} (25 per client per minute)`, brute.checked <= 25 * windows])
       const bound = (8 / 2 + 2) * f.idleLoginMs * 2
       checks.push([`real login under the flood answers within ${Math.round(bound)} ms ((queue / concurrency + 2) × idle check × 2): max ${Math.round(f.loginMax)} ms`, f.loginMax <= bound])
-      checks.push([`RSS under ${FLOOD_CLIENTS} concurrent guessers: peak − before = ${((f.rssPeak - f.rssBefore) / MIB).toFixed(0)} MB ≤ 3 × 32 MiB (2 checks at once + slack)`, f.rssPeak - f.rssBefore <= 3 * 32 * MIB])
+      // scrypt's 32 MiB per check lives outside the JS heap (OpenSSL, on libuv's threads): the
+      // gate bounds it to 2 checks at once. The JS heap grows under any 64-client flood (V8
+      // keeps the space it collected in); it is shown in the table, not bounded here.
+      const outside = f.peak.outsideHeap - f.before.outsideHeap
+      checks.push([`memory outside the JS heap under ${FLOOD_CLIENTS} concurrent guessers: peak − before = ${(outside / MIB).toFixed(0)} MB ≤ 3 × 32 MiB (2 checks at once + slack; RSS as a whole: +${((f.peak.rss - f.before.rss) / MIB).toFixed(0)} MB)`, outside <= 3 * 32 * MIB])
     }
   }
   lines.push('')

@@ -29,7 +29,7 @@ process.stdout.write(`${app.server.address().port}\n`)
 process.on('SIGINT', () => process.exit(0)) // exit cleanly, so --cpu-prof can write its profile
 process.on('message', (message) => {
   if (message !== 'memory') return
-  const { rss, heapUsed } = process.memoryUsage()
+  const { rss, heapUsed, heapTotal } = process.memoryUsage()
   const profiler = app.kernelProfiler
   const directory = options.profiler?.directory
   const { user, system } = process.cpuUsage()
@@ -37,6 +37,7 @@ process.on('message', (message) => {
     cpu: user + system,
     rss,
     heapUsed,
+    heapTotal,
     profiles: profiler?.storage.size ?? null,
     dropped: profiler?.dropped ?? null,
     files: directory === undefined ? null : readdirSync(directory).filter((name) => name.endsWith('.json')).length
