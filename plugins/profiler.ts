@@ -107,11 +107,12 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
 
   async function showProfile (profile: Profile, query: unknown, reply: FastifyReply): Promise<FastifyReply> {
     const asked = (query as Record<string, unknown> | undefined)?.panel
-    const requested = Array.isArray(asked) ? asked[0] : asked
+    // as PHP reads a repeated query parameter: the last one wins
+    const requested = Array.isArray(asked) ? asked.at(-1) : asked
     const named = typeof requested === 'string' && requested !== '' ? requested : defaultPanel(profile)
-    const panel = PANEL_ALIASES[named] ?? named
+    const panel = Object.hasOwn(PANEL_ALIASES, named) ? PANEL_ALIASES[named]! : named
     if (!availablePanels(profile).includes(panel)) {
-      throw new NotFoundHttpException(`Panel "${panel}" is not available for token "${profile.token}".`)
+      throw new NotFoundHttpException(`Panel "${named}" is not available for token "${profile.token}".`)
     }
     const all = await read(storage.find({ limit: profilerOptions!.maxProfiles }))
     return page(reply, profilePage(profile, panel, neighboursOf(profile.token, all), routes()))
@@ -125,8 +126,12 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
     const uri = request.kernel?.uri
     // the router resolves the URI first; without it, a relative Location still works
     const location = uri === undefined ? path : redirectLocation(uri, path)
-    const redirect = permanentRedirect(location, request.method !== 'HEAD')
+    const redirect = permanentRedirect(location)
     return reply.code(301).headers(redirect.headers).type(redirect.contentType).send(redirect.body)
+  }
+
+  function redirectWithoutTrailingSlash (request: FastifyRequest, reply: FastifyReply): FastifyReply {
+    return redirectTo(request, reply, (request.kernel?.uri?.path ?? request.url.split('?')[0]!).replace(/\/+$/, ''))
   }
 
   // Symfony profiles the profiler's redirects: only its pages switch the profiler off
@@ -149,7 +154,7 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   // Symfony's redirectable matcher sends a GET with the wrong trailing slash to the right URL;
   // the profiler's routes are not in the app's route table, so they say it themselves
   app.get(`${PROFILER_PATH}/:token/`, config('_profiler_trailing_slash', 'profiled'), async function profilerTrailingSlash (request, reply) {
-    return redirectTo(request, reply, (request.kernel?.uri?.path ?? request.url.split('?')[0]).replace(/\/+$/, ''))
+    return redirectWithoutTrailingSlash(request, reply)
   })
 
   app.get(`${PROFILER_PATH}/:token`, config('_profiler'), async function profilerPanel (request, reply) {
@@ -174,6 +179,11 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
       return reply.header('cache-control', 'max-age=600, private').type(asset.contentType).send(body)
     })
   }
+
+  // the wrong trailing slash, as for the profile pages: Symfony's redirectable matcher
+  app.get(`${TOOLBAR_PATH}/:token/`, config('_wdt_trailing_slash', 'profiled'), async function webDebugToolbarTrailingSlash (request, reply) {
+    return redirectWithoutTrailingSlash(request, reply)
+  })
 
   // one character at least: `/_wdt/` is the router's ordinary 404, as in Symfony
   app.get(`${TOOLBAR_PATH}/:token(^.+$)`, config('_wdt'), async function webDebugToolbar (request, reply) {

@@ -60,7 +60,7 @@ async function registerSecurity (app: FastifyInstance, kernel: Kernel, options: 
   app.decorate('kernelSecurity', security)
   if (firewalls.some((f) => (f.formLogin?.csrfParameter ?? f.logout?.csrfParameter ?? null) !== null)) await registerCsrfProtection(app)
   kernel.on(Stage.REQUEST, createFirewallListener(security), { priority: Priority.FIREWALL, name: 'firewall' })
-  kernel.on(Stage.EXCEPTION, createSecurityExceptionListener(), { priority: SECURITY_EXCEPTION_PRIORITY, name: 'security exceptions' })
+  kernel.on(Stage.EXCEPTION, createSecurityExceptionListener(options.debug), { priority: SECURITY_EXCEPTION_PRIORITY, name: 'security exceptions' })
   for (const firewall of firewalls) {
     for (const path of [firewall.formLogin?.checkPath, firewall.logout?.path]) {
       // the session only exists under its cookie's path

@@ -47,6 +47,8 @@ export function kernelFrameworkErrors (error: FastifyError, request: FastifyRequ
  * - an absolute-form target (`GET http://host/x`) is routed by its path;
  * - the path is matched decoded, `%2F` included, and an escape that does not decode (`%zz`)
  *   is matched as the text it is (`routingPath`);
+ * - a target that is not a path (`GET *`, the asterisk form) is the path `/*`, as PHP's
+ *   Symfony reads it, rather than whatever Fastify's router makes of a path without its slash;
  * - a path ending in several slashes (`/blog//`) is served by the route without parameters
  *   that ends in one (`/blog/`), as Symfony's compiled matcher serves its static routes.
  * The kernel reports the path as sent (`request.originalUrl`); handlers see this one.
@@ -57,7 +59,7 @@ export function kernelRewriteUrl (this: unknown, req: { url?: string, method?: s
   const mark = url.indexOf('?')
   const rawPath = mark === -1 ? url : url.slice(0, mark)
   // the common case: nothing to rewrite, and no allocation
-  if (!absolute && !rawPath.includes('%') && !rawPath.endsWith('//')) return url
+  if (!absolute && rawPath.charCodeAt(0) === 47 && !rawPath.includes('%') && !rawPath.endsWith('//')) return url
   const { path, query } = splitRequestTarget(url)
   let routed = routingPath(path)
   if (routed.endsWith('//')) routed = staticRouteWithOneSlash(this, routed, req.method) ?? routed

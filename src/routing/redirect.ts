@@ -17,11 +17,10 @@ function headerSafe (url: string): string {
 }
 
 /** Symfony's RedirectResponse: 301, absolute Location, a meta-refresh page linking the target. */
-export function permanentRedirect (location: string, withBody = true): KernelResponse {
+export function permanentRedirect (location: string): KernelResponse {
   const target = headerSafe(location)
   const url = escapeHtml(target)
-  const body = withBody
-    ? `<!DOCTYPE html>
+  const body = `<!DOCTYPE html>
 <html>
     <head>
         <meta charset="UTF-8" />
@@ -33,6 +32,5 @@ export function permanentRedirect (location: string, withBody = true): KernelRes
         Redirecting to <a href="${url}">${url}</a>.
     </body>
 </html>`
-    : ''
   return { statusCode: 301, headers: { Location: target }, contentType: 'text/html; charset=utf-8', body }
 }

@@ -6,6 +6,7 @@ import { securityOf } from './firewall-listener.js'
 import { startAuthentication } from './entry-points.js'
 import { sessionOf, targetPathKey } from './session-token.js'
 import { invalidCsrfToken, isCsrfRefusal } from './csrf.js'
+import { anonymous } from './request-security.js'
 
 /**
  * Symfony's security ExceptionListener (kernel.exception, priority 1, before the logger and
@@ -15,10 +16,17 @@ import { invalidCsrfToken, isCsrfRefusal } from './csrf.js'
  * - an authenticated user denied access: the error becomes AccessDeniedHttpException
  *   (403 `Access Denied.`, the security exception as its cause) for the error controller;
  * - a CSRF token refused by @fastify/csrf-protection: 403 `Invalid CSRF token.` likewise.
+ *
+ * With `collectAlways` (debug), a request the firewall never saw (a routing miss, a bad Host:
+ * kernel.request failed before the firewall) still leaves its anonymous state for the
+ * profiler, whose security panel Symfony shows on every profile.
  */
-export function createSecurityExceptionListener () {
+export function createSecurityExceptionListener (collectAlways = false) {
   return function securityExceptions (event: ExceptionEvent): void {
     const error = event.error
+    if (collectAlways && event.context.collected.security === undefined) {
+      event.context.collected.security = (securityOf(event.context) ?? anonymous()).collect()
+    }
     if (isCsrfRefusal(error)) {
       // the token's secret is in a session the store could not read: a 503, not the client's fault
       event.error = sessionUnavailable(event.context)

@@ -18,6 +18,16 @@ t.test('debug HTML page: title, heading, status, exception chain, request, robot
   t.ok(outer > 0 && cause > outer, 'the chain is shown outermost first')
   t.match(res.body, 'No routes found for &quot;/robots.txt/&quot;.')
   t.match(res.body, /<ol class="trace">/, 'stack traces are shown')
+  // every exception of the chain has its stack trace, the router's cause included (it shares
+  // its wrapper's frames: both are raised where the router misses)
+  const traced = (html: string): number => html.split('<ol class="trace">').length - 1
+  t.equal(traced(res.body.slice(cause)), 1, 'the cause has its stack trace')
+  t.match(res.body.slice(cause), /routeNotFound<\/span> in [^<]*router\.(ts|js) line \d+/)
+  const wrongMethod = await app.inject({ method: 'DELETE', url: '/hello/x', headers: { host, accept: 'text/html' } })
+  t.equal(wrongMethod.statusCode, 405)
+  const allowCause = wrongMethod.body.indexOf('<span class="class">fastify-kernel/MethodNotAllowedException</span>')
+  t.ok(allowCause > 0)
+  t.equal(traced(wrongMethod.body.slice(allowCause)), 1, 'so has the 405\'s cause')
   t.match(res.body, /<th>Method<\/th><td>GET<\/td>/)
   t.match(res.body, /<th>URL<\/th><td>http:\/\/example.test\/robots.txt<\/td>/)
   t.match(res.body, /<th>host<\/th><td>example.test<\/td>/, 'request headers are listed')

@@ -209,4 +209,34 @@ t.test('Symfony\'s panel names open the same panels: router, time, logger', asyn
     t.match(res.body, new RegExp(`<a href="[^"]*panel(=|&#x3D;)${ours}" data-panel="${ours}" class="active">`), 'and marks it in the menu')
   }
   t.equal((await page(app, `/_profiler/${token}?panel=routerx`)).statusCode, 404, 'other names are still unknown')
+  for (const inherited of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
+    const res = await page(app, `/_profiler/${token}?panel=${inherited}`, { accept: 'application/json' })
+    t.equal(res.statusCode, 404, `?panel=${inherited}`)
+    t.equal(res.json().detail, `Panel "${inherited}" is not available for token "${token}".`, 'named as asked')
+  }
+  t.equal((await page(app, `/_profiler/${token}?panel=router`, { accept: 'application/json' })).statusCode, 200)
+  const aliasMissing = await page(app, `/_profiler/${token}?panel=security`, { accept: 'application/json' })
+  t.equal(aliasMissing.json().detail, `Panel "security" is not available for token "${token}".`, 'an app without security has no security panel')
+})
+
+t.test('a repeated query parameter: the last one wins, as PHP reads it', async (t) => {
+  const app = await buildApp({ debug: true })
+  t.teardown(() => app.close())
+  const { token } = await profiled(app, { url: '/hello/x' })
+  const res = await page(app, `/_profiler/${token}?panel=request&panel=events`)
+  t.match(res.body, '<main id="panel" data-panel="events">')
+  const search = await page(app, '/_profiler/?method=POST&method=GET')
+  t.match(search.body, '<option value="GET" selected>')
+  t.notMatch(search.body, '<option value="POST" selected>')
+})
+
+t.test('a toolbar URL with a trailing slash redirects (301) to it, as the profile pages do', async (t) => {
+  const app = await buildApp({ debug: true })
+  t.teardown(() => app.close())
+  const { token } = await profiled(app, { url: '/robots.txt' })
+  const redirect = await page(app, `/_wdt/${token}/`)
+  t.equal(redirect.statusCode, 301)
+  t.equal(redirect.headers.location, `http://${host}/_wdt/${token}`)
+  t.equal((await page(app, '/_wdt/empty/')).headers.location, `http://${host}/_wdt/empty`)
+  t.equal((await page(app, `/_wdt/${token}`)).statusCode, 200)
 })

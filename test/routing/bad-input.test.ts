@@ -53,6 +53,12 @@ t.test('paths are reported raw: //, . and .. segments, bad encodings, NUL, absol
     t.equal(res.status, 404, target)
     t.equal(JSON.parse(res.body).detail, `No route found for "GET ${url}"`, target)
   }
+  // the asterisk form is the path `/*` (PHP's Symfony prefixes the slash), never the home page
+  for (const method of ['GET', 'HEAD', 'PUT']) {
+    const star = await rawRequest(port, `${method} * HTTP/1.1`, json)
+    t.equal(star.status, 404, `${method} *`)
+    if (method !== 'HEAD') t.equal(JSON.parse(star.body).detail, `No route found for "${method} http://example.test/*"`, `${method} *`)
+  }
   const absolute = await rawRequest(port, 'GET http://other.test:9999/hello/bob?z=1 HTTP/1.1', json)
   t.equal(absolute.status, 200, 'an absolute-form target is routed by its path')
   t.same(JSON.parse(absolute.body), { name: 'bob' })

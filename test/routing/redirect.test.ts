@@ -22,13 +22,16 @@ t.test('GET with the wrong trailing slash: 301 to the absolute toggled URL, quer
   }
 })
 
-t.test('HEAD redirects too, with an empty body', async (t) => {
+t.test('HEAD redirects too: the GET\'s status and headers (Content-Length included), an empty body', async (t) => {
   const app = await buildApp()
   t.teardown(() => app.close())
   const res = await app.inject({ method: 'HEAD', url: '/blog', headers: { host: 'example.test' } })
+  const get = await app.inject({ method: 'GET', url: '/blog', headers: { host: 'example.test' } })
   t.equal(res.statusCode, 301)
   t.equal(res.headers.location, 'http://example.test/blog/')
   t.equal(res.body, '')
+  t.equal(res.headers['content-length'], get.headers['content-length'])
+  t.equal(Number(res.headers['content-length']), Buffer.byteLength(get.body))
 })
 
 t.test('the redirect passes kernel.response (robots header in debug)', async (t) => {

@@ -20,6 +20,28 @@ t.test('an unmatched path fails at the router: the firewall never runs', async (
   t.equal(res.json().detail, 'No route found for "GET http://example.test/admin/nope"')
   const listeners = context.trace.filter((e) => e.stage === 'kernel.request' && e.listener !== undefined).map((e) => e.listener)
   t.same(listeners, ['session', 'locale default', 'router'])
+  // the profiler's security panel exists on every profile, as Symfony's: the anonymous state
+  t.match(context.collected.security, { firewall: null, authenticated: false, user: null, roles: [] })
+})
+
+t.test('a routing miss\'s profile opens the security panel (Symfony\'s name): no firewall, anonymous', async (t) => {
+  const app = await securedApp()
+  t.teardown(() => app.close())
+  const miss = await call(app, { url: '/admin/nope' })
+  const token = String(miss.res.headers['x-debug-token'])
+  t.match(token, /^[0-9a-f]{6}$/)
+  await app.kernelProfiler!.settled()
+  const panel = await app.inject({ url: `/_profiler/${token}?panel=security`, headers: { host: 'example.test' } })
+  t.equal(panel.statusCode, 200)
+  t.match(panel.body, '<main id="panel" data-panel="security">')
+  t.match(panel.body, '(anonymous)')
+})
+
+t.test('production collects nothing for a miss: no profiler reads it', async (t) => {
+  const app = await securedApp({ debug: false, profiler: false })
+  t.teardown(() => app.close())
+  const { res, context } = await call(app, { url: '/admin/nope', headers: { accept: 'application/json' } })
+  t.equal(res.statusCode, 404)
   t.equal(context.collected.security, undefined)
 })
 

@@ -16,7 +16,8 @@ import {
   NotFoundHttpException,
   ResourceNotFoundException,
   SuspiciousOperationException,
-  stackless
+  stackless,
+  withFramesOf
 } from '../../errors/http-exceptions.js'
 import { headerText } from '../../http/encoding.js'
 import { kKernelNotFound, kKernelRoute } from '../../symbols.js'
@@ -76,11 +77,16 @@ function routingAnswer (table: RouteTable, request: FastifyRequest, context: Ker
   const url = context.absoluteUrl()
   switch (outcome.kind) {
     case 'redirect':
-      return permanentRedirect(redirectLocation(uri, outcome.path), request.method !== 'HEAD')
+      return permanentRedirect(redirectLocation(uri, outcome.path))
     case 'method-not-allowed': {
       const message = `No route found for "${request.method} ${url}": Method Not Allowed (Allow: ${outcome.allow.join(', ')})`
       // the cause's stack would repeat the exception's: only the outer one is captured
-      if (withStack) return new MethodNotAllowedHttpException(outcome.allow, message, stackless(MethodNotAllowedException, { message: '', allowedMethods: outcome.allow }))
+      if (withStack) {
+        const cause = stackless(MethodNotAllowedException, { message: '', allowedMethods: outcome.allow })
+        const error = new MethodNotAllowedHttpException(outcome.allow, message, cause)
+        withFramesOf(cause, error)
+        return error
+      }
       return stackless(MethodNotAllowedHttpException, {
         message,
         statusCode: 405,
@@ -105,7 +111,12 @@ export function routeNotFound (request: FastifyRequest, context: KernelContext, 
   const message = `No route found for "${request.method} ${context.absoluteUrl()}"${from}`
   const cause = `No routes found for "${attemptedPath}".`
   // the cause's stack would repeat the exception's: only the outer one is captured
-  if (withStack) return new NotFoundHttpException(message, stackless(ResourceNotFoundException, { message: cause }))
+  if (withStack) {
+    const resourceNotFound = stackless(ResourceNotFoundException, { message: cause })
+    const error = new NotFoundHttpException(message, resourceNotFound)
+    withFramesOf(resourceNotFound, error)
+    return error
+  }
   return stackless(NotFoundHttpException, { message, statusCode: 404, headers: {}, cause: stackless(ResourceNotFoundException, { message: cause }) })
 }
 

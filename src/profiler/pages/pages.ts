@@ -72,8 +72,9 @@ export function noProfilesPage (): PageModel {
 
 const MAX_FILTER = 2048
 
+/** A query parameter's value; repeated, the last one, as PHP reads it. */
 function one (value: unknown): string | undefined {
-  const v = Array.isArray(value) ? value[0] : value
+  const v = Array.isArray(value) ? value.at(-1) : value
   return typeof v === 'string' && v.trim() !== '' ? v.trim().slice(0, MAX_FILTER) : undefined
 }
 
