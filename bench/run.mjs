@@ -5,7 +5,7 @@
 // under a brute force and a 64-client flood; BENCH_ONLY=security runs it alone.
 // BENCH_SOAK=60: afterwards, load the profiler with file storage on the matched route for that
 // many seconds and report RSS and heap at the start and the end, and the stored-profile count.
-import { fork, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { connect, createServer } from 'node:net'
@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
 import { securityBench } from './security.mjs'
+import { serverFigures, startServer, stopServer } from './server-process.mjs'
 
 const duration = Number(process.env.BENCH_DURATION ?? 10)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50)
@@ -65,18 +66,6 @@ async function startRedis () {
 }
 let redis
 
-async function start (server) {
-  const child = fork(new URL('./server.mjs', import.meta.url), [server.kind, JSON.stringify(server.options)], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
-  const [chunk] = await Promise.race([once(child.stdout, 'data'), once(child, 'exit').then(() => { throw new Error(`${server.name} did not start`) })])
-  return { child, port: Number(String(chunk).trim()) }
-}
-
-async function memory (child) {
-  child.send('memory')
-  const [message] = await once(child, 'message')
-  return message
-}
-
 function load (port, request, seconds) {
   return autocannon({ url: `http://127.0.0.1:${port}`, connections, duration: seconds, pipelining: 1, requests: [{ ...request, headers: { accept: 'text/html' } }] })
 }
@@ -90,7 +79,7 @@ for (const server of servers) {
       redis ??= await startRedis()
       server.options.profiler.redisUrl = redis.url
     }
-    started = await start(server)
+    started = await startServer(server.kind, server.options, server.name)
   } catch (error) {
     console.error(`skipped ${server.name}: ${error.message}`)
     continue
@@ -98,9 +87,9 @@ for (const server of servers) {
   const { child, port } = started
   for (const scenario of server.scenarios ?? Object.keys(requests)) {
     await load(port, requests[scenario], 2) // warm-up: JIT, caches
-    const before = await memory(child)
+    const before = await serverFigures(child)
     const result = await load(port, requests[scenario], duration)
-    const after = await memory(child)
+    const after = await serverFigures(child)
     const statuses = Object.entries(result.statusCodeStats ?? {}).map(([code]) => code).join('/')
     // server CPU per request: on a 2-core machine shared with the load generator it is steadier than req/s
     const cpuPerRequest = (after.cpu - before.cpu) / Math.max(1, result.requests.total)
@@ -108,8 +97,7 @@ for (const server of servers) {
     results.push({ server: server.name, scenario, rps: result.requests.average, p99: result.latency.p99, errors: result.errors + result.timeouts, statuses, rssBefore: before.rss, rssAfter: after.rss, cpuPerRequest, saved })
     process.stderr.write(`${server.name} ${scenario}: ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms, status ${statuses}\n`)
   }
-  child.kill('SIGTERM')
-  await once(child, 'exit')
+  await stopServer(child)
 }
 
 await redis?.stop()
@@ -124,16 +112,15 @@ async function soakFileStorage (seconds) {
   // a bound small enough to be reached early in the run: the soak checks it holds
   const maxProfiles = 300
   const server = { name: 'soak', kind: 'kernel', options: { debug: true, profiler: { storage: 'file', directory: dir, maxProfiles } } }
-  const { child, port } = await start(server)
+  const { child, port } = await startServer(server.kind, server.options, server.name)
   await load(port, requests.matched, 5) // warm-up, and the store fills up past its bound
-  const samples = [await memory(child)]
+  const samples = [await serverFigures(child)]
   const run = load(port, requests.matched, seconds)
-  const timer = setInterval(async () => { samples.push(await memory(child)) }, 5000)
+  const timer = setInterval(async () => { samples.push(await serverFigures(child)) }, 5000)
   const result = await run
   clearInterval(timer)
-  samples.push(await memory(child))
-  child.kill('SIGTERM')
-  await once(child, 'exit')
+  samples.push(await serverFigures(child))
+  await stopServer(child)
   rmSync(dir, { recursive: true, force: true })
   const first = samples[0]
   const last = samples.at(-1)

@@ -4,11 +4,10 @@
 // machine's loopback: the flood's 64 clients each bind an address of their own (127.0.0.2 to
 // 127.0.0.65), so per-client limits see 64 clients, as from a botnet; the real user is 127.0.0.1.
 // Not timed tests: figures, with the bounds the defaults promise checked and printed.
-import { fork } from 'node:child_process'
-import { once } from 'node:events'
 import http from 'node:http'
 import autocannon from 'autocannon'
 import { hashPassword } from '../dist/index.js'
+import { serverFigures, startServer, stopServer } from './server-process.mjs'
 
 const MIB = 1048576
 const FLOOD_CLIENTS = 64
@@ -16,21 +15,11 @@ const REAL_LOGIN_EVERY_MS = 200
 
 const basic = (username, password) => 'Basic ' + Buffer.from(`${username}:${password}`).toString('base64')
 
-async function start (options) {
-  const child = fork(new URL('./server.mjs', import.meta.url), ['kernel', JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
-  const [chunk] = await Promise.race([once(child.stdout, 'data'), once(child, 'exit').then(() => { throw new Error('the security bench server did not start') })])
-  return { child, port: Number(String(chunk).trim()) }
-}
-
-async function stop (child) {
-  child.kill('SIGTERM')
-  await once(child, 'exit')
-}
+const start = (options) => startServer('kernel', options, 'the security bench server')
 
 /** The server's resident memory, and the part of it outside the JS heap (where scrypt works). */
 async function memory (child) {
-  child.send('memory')
-  const [{ rss, heapTotal }] = await once(child, 'message')
+  const { rss, heapTotal } = await serverFigures(child)
   return { rss, outsideHeap: rss - heapTotal }
 }
 
@@ -140,10 +129,10 @@ export async function securityBench (seconds) {
     let server = await start(configuration.options)
     const brute = await bruteForce(server.port, seconds)
     // a fresh server: the flood must not start with the brute force's counters
-    await stop(server.child)
+    await stopServer(server.child)
     server = await start(configuration.options)
     const f = await flood(server, seconds)
-    await stop(server.child)
+    await stopServer(server.child)
     const perSecond = (brute.checked / seconds).toFixed(1)
     lines.push(`| ${configuration.name} | ${brute.total} / ${brute.checked} (${perSecond}/s) / ${brute.statuses} | ${f.floodStatuses} / ${f.floodChecked} | ${f.logins} | ${Math.round(f.loginP50)} / ${Math.round(f.loginMax)} (idle ${Math.round(f.idleLoginMs)}) | ${(f.before.rss / MIB).toFixed(0)} → ${(f.peak.rss / MIB).toFixed(0)} | ${(f.before.outsideHeap / MIB).toFixed(0)} → ${(f.peak.outsideHeap / MIB).toFixed(0)} |`)
     if (configuration.name === 'defaults') {

@@ -23,7 +23,7 @@ import { RedisProfileStorage } from '../src/profiler/storage/redis.js'
 import type { Profile } from '../src/profiler/profile.js'
 import { availablePanels, defaultPanel } from '../src/profiler/pages/panels.js'
 import type { PageModel } from '../src/profiler/pages/pages.js'
-import { neighboursOf, noProfilesPage, parseFilter, profilePage, searchPage, tokenNotFoundPage } from '../src/profiler/pages/pages.js'
+import { lastQueryValue, neighboursOf, noProfilesPage, parseFilter, profilePage, searchPage, tokenNotFoundPage } from '../src/profiler/pages/pages.js'
 
 /** Before every other kernel.request listener: the token must exist before any error page. */
 const PROFILER_START_PRIORITY = 4096
@@ -106,9 +106,7 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   }
 
   async function showProfile (profile: Profile, query: unknown, reply: FastifyReply): Promise<FastifyReply> {
-    const asked = (query as Record<string, unknown> | undefined)?.panel
-    // as PHP reads a repeated query parameter: the last one wins
-    const requested = Array.isArray(asked) ? asked.at(-1) : asked
+    const requested = lastQueryValue((query as Record<string, unknown> | undefined)?.panel)
     const named = typeof requested === 'string' && requested !== '' ? requested : defaultPanel(profile)
     const panel = Object.hasOwn(PANEL_ALIASES, named) ? PANEL_ALIASES[named]! : named
     if (!availablePanels(profile).includes(panel)) {

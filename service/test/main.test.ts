@@ -38,29 +38,29 @@ t.test('the service starts, answers, and shuts down gracefully on SIGTERM', asyn
   t.match(output, /"signal":"SIGTERM"/)
 })
 
-t.test('debug in prod is refused at start with the reason', async (t) => {
-  const child = start({ APP_ENV: 'prod', APP_DEBUG: 'true' })
+/** Starts the service with `env` and waits for it to exit: its exit code and what it wrote to stderr. */
+async function refusedStart (env: Record<string, string>): Promise<{ code: unknown, errors: string }> {
+  const child = start(env)
   let errors = ''
   child.stderr.on('data', (chunk: Buffer) => { errors += chunk.toString() })
   const [code] = await once(child, 'exit')
+  return { code, errors }
+}
+
+t.test('debug in prod is refused at start with the reason', async (t) => {
+  const { code, errors } = await refusedStart({ APP_ENV: 'prod', APP_DEBUG: 'true' })
   t.equal(code, 1)
   t.match(errors, 'refusing to start with APP_DEBUG on in APP_ENV=prod')
 })
 
 t.test('prod without a session secret is refused with the reason', async (t) => {
-  const child = start({ APP_ENV: 'prod' })
-  let errors = ''
-  child.stderr.on('data', (chunk: Buffer) => { errors += chunk.toString() })
-  const [code] = await once(child, 'exit')
+  const { code, errors } = await refusedStart({ APP_ENV: 'prod' })
   t.equal(code, 1)
   t.match(errors, 'APP_SESSION_SECRET is required with APP_ENV=prod')
 })
 
 t.test('a bad variable is refused with its name', async (t) => {
-  const child = start({ PORT: 'eighty' })
-  let errors = ''
-  child.stderr.on('data', (chunk: Buffer) => { errors += chunk.toString() })
-  const [code] = await once(child, 'exit')
+  const { code, errors } = await refusedStart({ PORT: 'eighty' })
   t.equal(code, 1)
   t.match(errors, /PORT/)
 })

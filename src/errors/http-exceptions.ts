@@ -85,6 +85,10 @@ kernelClasses(
  * `instanceof`, `name`, `message`, `cause` and the HTTP fields are what the constructor would
  * set; `stack` is absent.
  */
+export function stackless<T extends Error> (type: abstract new (...args: never[]) => T, fields: Omit<Partial<T>, 'stack' | 'name'> & { message: string }): T {
+  return Object.assign(Object.create(type.prototype) as T, { name: type.name }, fields)
+}
+
 /**
  * A cause raised where its wrapper was (the router's miss: Symfony's matcher throws, its
  * RouterListener wraps): it shows the wrapper's frames, captured once, so that every exception
@@ -95,8 +99,4 @@ export function withFramesOf<T extends Error> (cause: T, outer: Error): T {
   const frames = stack.indexOf('\n    at ')
   cause.stack = (cause.message === '' ? cause.name : `${cause.name}: ${cause.message}`) + (frames === -1 ? '' : stack.slice(frames))
   return cause
-}
-
-export function stackless<T extends Error> (type: abstract new (...args: never[]) => T, fields: Omit<Partial<T>, 'stack' | 'name'> & { message: string }): T {
-  return Object.assign(Object.create(type.prototype) as T, { name: type.name }, fields)
 }

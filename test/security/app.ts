@@ -48,6 +48,15 @@ export async function exampleSecurity (more: Partial<SecurityOptions> = {}, fire
   }
 }
 
+/** One stateful form-login firewall over the whole site, `^/admin` for ROLE_ADMIN. */
+export async function formLoginSecurity (): Promise<SecurityOptions> {
+  return {
+    users: await exampleUsers(),
+    firewalls: [{ name: 'main', formLogin: true, logout: true }],
+    accessControl: [{ path: '^/admin', roles: 'ROLE_ADMIN' }]
+  }
+}
+
 /** An app with exampleSecurity() (or `kernel.security`), sessions and locales. */
 export async function securedApp (kernel: KernelOptions = {}, more?: (app: FastifyInstance) => void): Promise<FastifyInstance> {
   const app = await createKernelApp({

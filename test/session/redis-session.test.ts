@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { Test } from 'tap'
 import { Redis } from 'ioredis'
-import { securedApp, call, csrfToken, login, passwords, sessionCookie, SECRET, exampleUsers } from '../security/app.js'
+import { securedApp, call, csrfToken, login, passwords, sessionCookie, SECRET, formLoginSecurity } from '../security/app.js'
 import { TestRedis } from '../redis/server.js'
 import { connectRedis, IdleExpiryRedisStore } from '../../service/src/redis.js'
 import { MemorySessionStore } from '../../src/session/memory-store.js'
@@ -135,11 +135,7 @@ t.test('session store flooding: 10,500 anonymous requests that each store a targ
   const store = new MemorySessionStore({ maxSessions: 10_000, isAuthenticated: (s) => Object.keys(s).some((k) => k.startsWith('_security_')) })
   const app = await securedApp({
     session: { secret: SECRET, store },
-    security: {
-      users: await exampleUsers(),
-      firewalls: [{ name: 'main', formLogin: true, logout: true }],
-      accessControl: [{ path: '^/admin', roles: 'ROLE_ADMIN' }]
-    }
+    security: await formLoginSecurity()
   })
   t.teardown(() => app.close())
   const loggedIn = sessionCookie((await login(app, 'admin', passwords.admin)).res)!
@@ -154,11 +150,7 @@ t.test('session store flooding: 10,500 anonymous requests that each store a targ
 t.test('the default store of the session option keeps logged-in users apart from anonymous sessions', async (t) => {
   const app = await securedApp({
     session: { secret: SECRET, maxSessions: 2, maxAnonymousSessions: 5 },
-    security: {
-      users: await exampleUsers(),
-      firewalls: [{ name: 'main', formLogin: true, logout: true }],
-      accessControl: [{ path: '^/admin', roles: 'ROLE_ADMIN' }]
-    }
+    security: await formLoginSecurity()
   })
   t.teardown(() => app.close())
   const loggedIn = sessionCookie((await login(app, 'admin', passwords.admin)).res)!

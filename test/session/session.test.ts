@@ -1,5 +1,5 @@
 import t from 'tap'
-import { securedApp, call, login, loginForm, csrfToken, passwords, sessionCookie, ready, SECRET } from '../security/app.js'
+import { securedApp, call, login, loginForm, csrfToken, passwords, sessionCookie, ready, SECRET, formLoginSecurity } from '../security/app.js'
 import { createKernelApp } from '../../index.js'
 import { MemorySessionStore } from '../../src/session/memory-store.js'
 import type { SessionCollected } from '../../src/session/session-listeners.js'
@@ -202,11 +202,7 @@ t.test('logout destroys the session and clears the cookie', async (t) => {
 
 t.test('a protected page with a form-login entry point redirects to the form and returns there after login', async (t) => {
   const app = await securedApp({
-    security: {
-      users: (await import('../security/app.js').then((m) => m.exampleUsers())),
-      firewalls: [{ name: 'main', formLogin: true, logout: true }],
-      accessControl: [{ path: '^/admin', roles: 'ROLE_ADMIN' }]
-    }
+    security: await formLoginSecurity()
   })
   t.teardown(() => app.close())
   const anon = await call(app, { url: '/admin?tab=2' })

@@ -80,7 +80,7 @@ function routingAnswer (table: RouteTable, request: FastifyRequest, context: Ker
       return permanentRedirect(redirectLocation(uri, outcome.path))
     case 'method-not-allowed': {
       const message = `No route found for "${request.method} ${url}": Method Not Allowed (Allow: ${outcome.allow.join(', ')})`
-      // the cause's stack would repeat the exception's: only the outer one is captured
+      // one stack is captured, the outer one's; the cause shows the same frames
       if (withStack) {
         const cause = stackless(MethodNotAllowedException, { message: '', allowedMethods: outcome.allow })
         const error = new MethodNotAllowedHttpException(outcome.allow, message, cause)
@@ -110,7 +110,7 @@ export function routeNotFound (request: FastifyRequest, context: KernelContext, 
   const from = referer !== undefined && referer !== '' && referer !== '0' ? ` (from "${referer}")` : ''
   const message = `No route found for "${request.method} ${context.absoluteUrl()}"${from}`
   const cause = `No routes found for "${attemptedPath}".`
-  // the cause's stack would repeat the exception's: only the outer one is captured
+  // one stack is captured, the outer one's; the cause shows the same frames
   if (withStack) {
     const resourceNotFound = stackless(ResourceNotFoundException, { message: cause })
     const error = new NotFoundHttpException(message, resourceNotFound)

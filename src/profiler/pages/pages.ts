@@ -72,9 +72,13 @@ export function noProfilesPage (): PageModel {
 
 const MAX_FILTER = 2048
 
-/** A query parameter's value; repeated, the last one, as PHP reads it. */
+/** A query parameter's value: repeated (`?a=1&a=2`), the last one, as PHP reads it. */
+export function lastQueryValue (value: unknown): unknown {
+  return Array.isArray(value) ? value.at(-1) : value
+}
+
 function one (value: unknown): string | undefined {
-  const v = Array.isArray(value) ? value.at(-1) : value
+  const v = lastQueryValue(value)
   return typeof v === 'string' && v.trim() !== '' ? v.trim().slice(0, MAX_FILTER) : undefined
 }
 

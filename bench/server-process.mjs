@@ -1,0 +1,22 @@
+// A bench server (bench/server.mjs) in a process of its own: started, asked for its figures, stopped.
+import { fork } from 'node:child_process'
+import { once } from 'node:events'
+
+/** Starts `node bench/server.mjs <kind> <options>`; resolves once it prints its port. */
+export async function startServer (kind, options, name) {
+  const child = fork(new URL('./server.mjs', import.meta.url), [kind, JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
+  const [chunk] = await Promise.race([once(child.stdout, 'data'), once(child, 'exit').then(() => { throw new Error(`${name} did not start`) })])
+  return { child, port: Number(String(chunk).trim()) }
+}
+
+/** The server's own figures: CPU time, memory, profiler counts (see bench/server.mjs). */
+export async function serverFigures (child) {
+  child.send('memory')
+  const [message] = await once(child, 'message')
+  return message
+}
+
+export async function stopServer (child) {
+  child.kill('SIGTERM')
+  await once(child, 'exit')
+}
