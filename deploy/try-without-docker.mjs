@@ -17,7 +17,7 @@ async function freePort () {
   const server = createServer().listen(0, '127.0.0.1')
   await once(server, 'listening')
   const { port } = server.address()
-  await new Promise((r) => server.close(r))
+  await new Promise((resolve) => server.close(resolve))
   return port
 }
 
@@ -33,7 +33,7 @@ function run (command, args, env = {}) {
 async function until (what, check) {
   for (let i = 0; i < 200; i++) {
     try { if (await check()) return } catch {}
-    await new Promise((r) => setTimeout(r, 50))
+    await new Promise((resolve) => setTimeout(resolve, 50))
   }
   throw new Error(`timed out waiting for ${what}`)
 }

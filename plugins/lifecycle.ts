@@ -75,8 +75,7 @@ function applyKernelResponse (reply: FastifyReply, response: KernelResponse): st
     if (name === 'Vary' || name.toLowerCase() === 'vary') {
       const present = reply.getHeader('vary')
       reply.header('vary', present === undefined ? headers[name] : vary.append(String(present), headers[name]))
-    }
-    else reply.header(name, headers[name])
+    } else reply.header(name, headers[name])
   }
   reply.header('content-type', response.contentType)
   return response.contentType.includes('charset=') ? response.body : Buffer.from(response.body)

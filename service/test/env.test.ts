@@ -8,9 +8,29 @@ const SECRET = 'a-prod-session-secret-of-40-characters!!'
 t.test('defaults: dev, debug on, 127.0.0.1:8000', async (t) => {
   const env = loadServiceEnv({}, false)
   t.same(env, {
-    APP_ENV: 'dev', APP_DEBUG: true, APP_FORCE_DEBUG: false, HOST: '127.0.0.1', PORT: 8000, TRUST_PROXY: false, APP_TRUSTED_HOSTS: [], LOG_LEVEL: 'info', APP_IDE: null,
-    APP_SESSION_SECRET: null, APP_LOCALES: ['en', 'fr'], APP_DEFAULT_LOCALE: 'en', APP_USERS: null, APP_API_TOKENS: null, LOGIN_MAX_ATTEMPTS: 5, LOGIN_INTERVAL: 60,
-    REDIS_URL: null, SESSION_STORE: 'memory', PROFILER_STORAGE: 'file', PROFILER_DIR: 'var/profiler', PROFILER_MAX_PROFILES: 2000, PROFILER_MAX_AGE: 172800, PROFILER_ALLOWED_NETWORKS: []
+    APP_ENV: 'dev',
+    APP_DEBUG: true,
+    APP_FORCE_DEBUG: false,
+    HOST: '127.0.0.1',
+    PORT: 8000,
+    TRUST_PROXY: false,
+    APP_TRUSTED_HOSTS: [],
+    LOG_LEVEL: 'info',
+    APP_IDE: null,
+    APP_SESSION_SECRET: null,
+    APP_LOCALES: ['en', 'fr'],
+    APP_DEFAULT_LOCALE: 'en',
+    APP_USERS: null,
+    APP_API_TOKENS: null,
+    LOGIN_MAX_ATTEMPTS: 5,
+    LOGIN_INTERVAL: 60,
+    REDIS_URL: null,
+    SESSION_STORE: 'memory',
+    PROFILER_STORAGE: 'file',
+    PROFILER_DIR: 'var/profiler',
+    PROFILER_MAX_PROFILES: 2000,
+    PROFILER_MAX_AGE: 172800,
+    PROFILER_ALLOWED_NETWORKS: []
   })
   t.equal(loadServiceEnv({ APP_ENV: 'prod', APP_SESSION_SECRET: SECRET }, false).APP_DEBUG, false, 'debug is off by default outside dev')
 })

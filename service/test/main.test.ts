@@ -17,11 +17,11 @@ function start (env: Record<string, string>) {
 t.test('the service starts, answers, and shuts down gracefully on SIGTERM', async (t) => {
   const child = start({ LOG_LEVEL: 'info' })
   let output = ''
-  const listening = new Promise<string>((resolvePort, reject) => {
+  const listening = new Promise<string>((resolve, reject) => {
     child.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString()
       const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output)
-      if (m !== null) resolvePort(m[1])
+      if (m !== null) resolve(m[1])
     })
     child.once('exit', () => reject(new Error(`exited early: ${output}`)))
   })

@@ -80,7 +80,8 @@ export class KernelContext {
   /** free-form storage for listeners (session, user, profile), keyed by feature */
   get bag (): Map<string, unknown> {
     // made on first use: most production requests never need one
-    return this.bagMap ??= new Map()
+    this.bagMap ??= new Map()
+    return this.bagMap
   }
 
   /**
@@ -89,7 +90,8 @@ export class KernelContext {
    * profiler is on, so that any collector can read it.
    */
   get collected (): Record<string, unknown> {
-    return this.collectedData ??= {}
+    this.collectedData ??= {}
+    return this.collectedData
   }
 
   /** `scheme://host[:port]`, or '' before the router resolved the URI */

@@ -43,8 +43,15 @@ const profileSchema = {
       type: 'object',
       required: ['method', 'url', 'path', 'protocol', 'httpVersion', 'ip', 'headers', 'cookies', 'attributes'],
       properties: {
-        method: string, url: string, path: string, protocol: string, httpVersion: string, ip: string,
-        headers: pairList, cookies: pairList, attributes: pairList,
+        method: string,
+        url: string,
+        path: string,
+        protocol: string,
+        httpVersion: string,
+        ip: string,
+        headers: pairList,
+        cookies: pairList,
+        attributes: pairList,
         route: nullable(string),
         body: nullable({ type: 'object' })
       }

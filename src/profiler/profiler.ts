@@ -242,7 +242,7 @@ export class Profiler {
     }
     this.pendingSaves++
     this.windowSaves++
-    void this.save(request, reply, context, recording)
+    this.save(request, reply, context, recording).catch(() => undefined)
   }
 
   private async save (request: FastifyRequest, reply: FastifyReply, context: KernelContext, recording: Recording): Promise<void> {

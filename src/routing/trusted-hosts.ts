@@ -35,7 +35,7 @@ export class TrustedHosts {
 export function invalidHostPatterns (sources: readonly string[]): string[] {
   const problems: string[] = []
   for (const source of sources) {
-    try { new RegExp(source, 'i') } catch (error) { problems.push(`"${source}": ${(error as Error).message}`) }
+    try { RegExp(source, 'i') } catch (error) { problems.push(`"${source}": ${(error as Error).message}`) }
   }
   return problems
 }

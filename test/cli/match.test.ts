@@ -14,7 +14,7 @@ t.test('a match: route, params, exit 0; a route registered before the kernel is 
   t.equal(status, 0, stderr)
   t.match(stdout, /^GET http:\/\/localhost\/hello\/bob\nRoute "hello" matches \(controller hello\)\n {2}path {5}\/hello\/\{name\}\n {2}methods {2}GET\n {2}param {4}name = "bob"\nMatched route "hello"\n\nRoute matching trace\n/)
   t.match(stdout, /\nhello\s+GET\s+\/hello\/\{name\}\s+matches\s+matches\n/)
-  t.notMatch(stdout, /\u001b\[/, 'no colours when piped')
+  t.notOk(stdout.includes('\u001b['), 'no colours when piped')
   const early = answer(['/early/12'])
   t.equal(early.status, 0)
   t.equal(early.answer.outcome, 'matched')
@@ -69,7 +69,7 @@ t.test('colours on request (FORCE_COLOR, as on a terminal), none with NO_COLOR',
   t.match(coloured.stdout, '\u001b[32mRoute "hello" matches\u001b[39m')
   t.match(coloured.stdout, '\u001b[1mRoute matching trace\u001b[22m')
   const plain = runCli(['match', app, '/hello/bob'], { FORCE_COLOR: '1', NO_COLOR: '1' })
-  t.notMatch(plain.stdout, /\u001b\[/)
+  t.notOk(plain.stdout.includes('\u001b['))
 })
 
 t.test('usage errors exit 2', async (t) => {

@@ -10,7 +10,6 @@ async function traced (app: FastifyInstance, url: string, method = 'GET'): Promi
   const done = new Promise<void>((resolve) => {
     app.kernel.on(Stage.TERMINATE, function capture (event) { context = event.context; resolve() }, { priority: -2000 })
   })
-  void done
   const res = await app.inject({ method, url, headers: { host: 'example.test' } })
   await done
   const trace = (context as KernelContext | null)?.trace ?? []
@@ -95,7 +94,7 @@ t.test('a request listener can answer the request; later listeners and the contr
 t.test('stopPropagation stops the stage; async listeners are awaited in order', async (t) => {
   const app = await buildApp({ debug: true })
   const order: string[] = []
-  app.kernel.on(Stage.CONTROLLER, async () => { await new Promise((r) => setTimeout(r, 5)); order.push('async first') }, { priority: 10 })
+  app.kernel.on(Stage.CONTROLLER, async () => { await new Promise((resolve) => setTimeout(resolve, 5)); order.push('async first') }, { priority: 10 })
   app.kernel.on(Stage.CONTROLLER, (event) => { order.push('stopper'); event.stopPropagation() }, { priority: 5 })
   app.kernel.on(Stage.CONTROLLER, () => { order.push('never') }, { priority: 1 })
   t.teardown(() => app.close())

@@ -28,7 +28,14 @@ export function fakeProfileMaker (tokenBase: number): (overrides?: Partial<Profi
   return (overrides = {}) => {
     const token = (tokenBase + counter++).toString(16)
     return {
-      version: 1, token, method: 'GET', url: `http://example.test/p/${token}`, statusCode: 200, ip: '127.0.0.1', time: Date.now(), duration: 1,
+      version: 1,
+      token,
+      method: 'GET',
+      url: `http://example.test/p/${token}`,
+      statusCode: 200,
+      ip: '127.0.0.1',
+      time: Date.now(),
+      duration: 1,
       aborted: false,
       request: { method: 'GET', url: '', path: '/', query: {}, protocol: 'http', httpVersion: '1.1', ip: '127.0.0.1', headers: [], cookies: [], body: null, attributes: [], route: null },
       response: null,

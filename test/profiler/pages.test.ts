@@ -53,7 +53,7 @@ t.test('panels: each one renders; type=request is ignored; exception panel witho
     t.equal(res.statusCode, 200, panel)
     t.match(res.body, marker, panel)
     t.match(res.body, `<main id="panel" data-panel="${panel}">`)
-    t.match(res.body, `class="active"><span>`, 'the menu marks the active panel')
+    t.match(res.body, 'class="active"><span>', 'the menu marks the active panel')
   }
 })
 

@@ -72,8 +72,16 @@ t.test('body fields pwd, pass, passphrase, pin and their spellings are masked; l
     payload: { pwd: 'a1', pass: 'a2', passphrase: 'a3', pin: 'a4', user_pin: 'a5', 'pin-code': 'a6', new_pwd: 'a7', passenger: 'Ada', shipping: 'post', spinner: 'on' }
   })
   t.same(profile.request.body?.content, {
-    pwd: REDACTED, pass: REDACTED, passphrase: REDACTED, pin: REDACTED, user_pin: REDACTED, 'pin-code': REDACTED, new_pwd: REDACTED,
-    passenger: 'Ada', shipping: 'post', spinner: 'on'
+    pwd: REDACTED,
+    pass: REDACTED,
+    passphrase: REDACTED,
+    pin: REDACTED,
+    user_pin: REDACTED,
+    'pin-code': REDACTED,
+    new_pwd: REDACTED,
+    passenger: 'Ada',
+    shipping: 'post',
+    spinner: 'on'
   })
 })
 

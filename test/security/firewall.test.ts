@@ -58,8 +58,15 @@ t.test('/admin: anonymous 401 with the realm and an empty body, still through ke
   const stages = context.trace.filter((e) => e.listener === undefined).map((e) => e.stage)
   t.same(stages, ['kernel.request', 'kernel.exception', 'kernel.response', 'kernel.finish_request', 'kernel.terminate'])
   t.same(context.collected.security, {
-    firewall: 'main', stateless: false, authenticated: false, user: null, roles: [], authenticator: null,
-    accessRule: { path: '^/admin', roles: ['ROLE_ADMIN'] }, decision: 'unauthenticated', reason: 'access rule "^/admin" requires ROLE_ADMIN'
+    firewall: 'main',
+    stateless: false,
+    authenticated: false,
+    user: null,
+    roles: [],
+    authenticator: null,
+    accessRule: { path: '^/admin', roles: ['ROLE_ADMIN'] },
+    decision: 'unauthenticated',
+    reason: 'access rule "^/admin" requires ROLE_ADMIN'
   } satisfies SecurityCollected)
   const head = await call(app, { method: 'HEAD', url: '/admin' })
   t.equal(head.res.statusCode, 401)
@@ -94,8 +101,15 @@ t.test('/admin: a plain user gets 403 Access Denied. through the error controlle
   t.equal(res.headers['www-authenticate'], undefined)
   t.equal(res.headers['x-robots-tag'], 'noindex')
   t.same(context.collected.security, {
-    firewall: 'main', stateless: false, authenticated: true, user: 'user', roles: ['ROLE_USER'], authenticator: 'httpBasic',
-    accessRule: { path: '^/admin', roles: ['ROLE_ADMIN'] }, decision: 'denied', reason: 'access rule "^/admin" requires ROLE_ADMIN'
+    firewall: 'main',
+    stateless: false,
+    authenticated: true,
+    user: 'user',
+    roles: ['ROLE_USER'],
+    authenticator: 'httpBasic',
+    accessRule: { path: '^/admin', roles: ['ROLE_ADMIN'] },
+    decision: 'denied',
+    reason: 'access rule "^/admin" requires ROLE_ADMIN'
   })
   const json = await call(app, { url: '/admin', headers: { authorization: basic('user', passwords.user), accept: 'application/json' } })
   t.equal(json.res.json().detail, 'Access Denied.')

@@ -22,7 +22,6 @@ import {
 import { headerText } from '../../http/encoding.js'
 import { kKernelNotFound, kKernelRoute } from '../../symbols.js'
 
-
 type StampedConfig = { [kKernelRoute]?: RouteDefinition, [kKernelNotFound]?: boolean } | undefined
 
 /**

@@ -8,8 +8,14 @@ export const BASE_PANELS = ['request', 'exception', 'routing', 'events', 'logs',
 /** Collected data shown inside another panel rather than in one of its own. */
 const SHOWN_ELSEWHERE = new Set(['locale'])
 const LABELS: Record<string, string> = {
-  request: 'Request / Response', exception: 'Exception', routing: 'Routing', events: 'Events',
-  logs: 'Logs', performance: 'Performance', session: 'Session', security: 'Security'
+  request: 'Request / Response',
+  exception: 'Exception',
+  routing: 'Routing',
+  events: 'Events',
+  logs: 'Logs',
+  performance: 'Performance',
+  session: 'Session',
+  security: 'Security'
 }
 /** Collected keys with a panel of their own; any other key gets the generic one. */
 const DEDICATED = new Set(['session', 'security'])

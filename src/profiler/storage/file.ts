@@ -53,7 +53,7 @@ export class FileProfileStorage implements ProfileStorage {
   private constructor (directory: string, private readonly limits: { maxProfiles: number, maxAgeMs: number }, private readonly log: StorageLogger) {
     this.directory = resolve(directory)
     // an idle server still forgets expired profiles
-    this.timer = setInterval(() => { this.prune(); void this.flush() }, Math.min(limits.maxAgeMs, 60_000))
+    this.timer = setInterval(() => { this.prune(); this.flush().catch(() => undefined) }, Math.min(limits.maxAgeMs, 60_000))
     this.timer.unref()
   }
 

@@ -109,7 +109,7 @@ export class RedisProfileStorage implements ProfileStorage {
     this.timeoutMs = options.commandTimeoutMs ?? 500
     this.reserveFailure = new ThrottledWarning(options.log, 'fastify-kernel: cannot reserve profiler tokens in Redis; requests are not profiled (counted as dropped) until it answers')
     // unused reservations are given back in batches, not one call per dropped request
-    this.timer = setInterval(() => { void this.flushReleases() }, 1000)
+    this.timer = setInterval(() => { this.flushReleases().catch(() => undefined) }, 1000)
     this.timer.unref()
   }
 
@@ -151,7 +151,7 @@ export class RedisProfileStorage implements ProfileStorage {
     // a saved profile replaced the reservation; an unsaved one is given back, in the next batch
     if (!this.outstanding.delete(token)) return
     this.releasing.push(token)
-    if (this.releasing.length >= POOL_SIZE) void this.flushReleases()
+    if (this.releasing.length >= POOL_SIZE) this.flushReleases().catch(() => undefined)
   }
 
   private async refill (): Promise<void> {

@@ -7,40 +7,40 @@
  */
 (function () {
   'use strict'
-  var script = document.currentScript
-  var token = script && script.getAttribute('data-token')
-  var root = token ? document.getElementById('kwdt-' + token) : null
+  const script = document.currentScript
+  const token = script && script.getAttribute('data-token')
+  const root = token ? document.getElementById('kwdt-' + token) : null
   // one toolbar per page, even if a page embeds two snippets
   if (root === null || window.__fastifyKernelToolbar) return
-  var state = window.__fastifyKernelToolbar = { requests: [], loaded: false }
-  var IGNORED = /^\/(_wdt|_profiler)(\/|$)/
-  var HIDDEN_KEY = 'fastify-kernel/toolbar/hidden'
-  var MAX_REQUESTS = 100
-  var originalFetch = window.fetch
-  var now = function () { return window.performance ? window.performance.now() : Date.now() }
+  const state = window.__fastifyKernelToolbar = { requests: [], loaded: false }
+  const IGNORED = /^\/(_wdt|_profiler)(\/|$)/
+  const HIDDEN_KEY = 'fastify-kernel/toolbar/hidden'
+  const MAX_REQUESTS = 100
+  const originalFetch = window.fetch
+  const now = function () { return window.performance ? window.performance.now() : Date.now() }
 
   function record (method, url, status, started, header) {
-    var token = header('X-Debug-Token')
+    const token = header('X-Debug-Token')
     if (!token) return
-    var target
+    let target
     try { target = new URL(url, window.location.href) } catch (e) { return }
     if (target.origin === window.location.origin && IGNORED.test(target.pathname)) return
-    var link = null
+    let link = null
     try {
-      var profile = new URL(header('X-Debug-Token-Link') || '/_profiler/' + encodeURIComponent(token), window.location.href)
+      const profile = new URL(header('X-Debug-Token-Link') || '/_profiler/' + encodeURIComponent(token), window.location.href)
       if (profile.protocol === 'http:' || profile.protocol === 'https:') link = profile.href
     } catch (e) { /* no link */ }
-    state.requests.push({ method: String(method || 'GET').toUpperCase(), url: target.href, status: status, duration: Math.round(now() - started), token: token, link: link })
+    state.requests.push({ method: String(method || 'GET').toUpperCase(), url: target.href, status, duration: Math.round(now() - started), token, link })
     if (state.requests.length > MAX_REQUESTS) state.requests.shift()
     render()
   }
 
   if (typeof originalFetch === 'function') {
     window.fetch = function (input, init) {
-      var started = now()
-      var method = (init && init.method) || (input && typeof input === 'object' && input.method) || 'GET'
-      var url = typeof input === 'string' ? input : (input && (input.url || input.href)) || String(input)
-      var pending = originalFetch.apply(window, arguments)
+      const started = now()
+      const method = (init && init.method) || (input && typeof input === 'object' && input.method) || 'GET'
+      const url = typeof input === 'string' ? input : (input && (input.url || input.href)) || String(input)
+      const pending = originalFetch.apply(window, arguments)
       pending.then(function (response) {
         record(method, url, response.status, started, function (name) { return response.headers.get(name) })
       }, function () { /* the page handles its own failures */ })
@@ -49,10 +49,10 @@
   }
 
   if (window.XMLHttpRequest) {
-    var open = window.XMLHttpRequest.prototype.open
+    const open = window.XMLHttpRequest.prototype.open
     window.XMLHttpRequest.prototype.open = function (method, url) {
-      var xhr = this
-      var started = now()
+      const xhr = this
+      let started = now()
       if (!xhr.__kwdtFollowed) {
         xhr.__kwdtFollowed = true
         xhr.addEventListener('loadstart', function () { started = now() })
@@ -67,7 +67,7 @@
   }
 
   function cell (row, text, className) {
-    var td = document.createElement('td')
+    const td = document.createElement('td')
     td.textContent = text
     if (className) td.className = className
     row.appendChild(td)
@@ -76,23 +76,23 @@
 
   function render () {
     if (!state.loaded) return
-    var item = root.querySelector('[data-kwdt-ajax]')
-    var rows = root.querySelector('[data-kwdt-ajax-rows]')
+    const item = root.querySelector('[data-kwdt-ajax]')
+    const rows = root.querySelector('[data-kwdt-ajax-rows]')
     if (item === null || rows === null) return
     item.hidden = state.requests.length === 0
     root.querySelector('[data-kwdt-ajax-count]').textContent = String(state.requests.length)
     while (rows.firstChild) rows.removeChild(rows.firstChild)
-    for (var i = state.requests.length - 1; i >= 0; i--) {
-      var request = state.requests[i]
-      var row = document.createElement('tr')
+    for (let i = state.requests.length - 1; i >= 0; i--) {
+      const request = state.requests[i]
+      const row = document.createElement('tr')
       if (request.status >= 400) row.className = 'kwdt-ajax-row-error'
       cell(row, request.method)
       cell(row, request.url)
       cell(row, String(request.status))
       cell(row, request.duration + ' ms')
-      var profile = cell(row, '')
+      const profile = cell(row, '')
       if (request.link !== null) {
-        var a = document.createElement('a')
+        const a = document.createElement('a')
         a.href = request.link
         a.textContent = request.token
         a.setAttribute('data-kwdt-ajax-token', request.token)
@@ -109,7 +109,7 @@
   }
 
   function setup () {
-    var hidden = false
+    let hidden = false
     try { hidden = window.localStorage.getItem(HIDDEN_KEY) === '1' } catch (e) { /* storage may be off */ }
     if (hidden) root.classList.add('kwdt-hidden')
     root.querySelector('[data-kwdt-hide]').addEventListener('click', function () { root.classList.add('kwdt-hidden'); remember(true) })
