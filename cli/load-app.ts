@@ -17,7 +17,7 @@ import Fastify from 'fastify'
 import type { FastifyInstance, FastifyServerOptions, RouteOptions } from 'fastify'
 import { withKernelServerOptions } from '../plugins/create-app.js'
 import type { Kernel } from '../src/kernel/kernel.js'
-import { adoptRoute } from '../src/kernel/listeners/router.js'
+import { adoptRoute } from '../src/routing/route-table.js'
 import { kKernelInternalRoute } from '../src/symbols.js'
 import { CommandError } from './io.js'
 

@@ -10,8 +10,8 @@ import { CommandError, paint, table } from './io.js'
 import { loadApp } from './load-app.js'
 import { kernelAnswer } from './kernel-answer.js'
 import type { KernelAnswer } from './kernel-answer.js'
-import { VERDICT_TEXT } from '../src/profiler/routing-trace.js'
-import type { RouteTraceLine } from '../src/profiler/routing-trace.js'
+import { VERDICT_TEXT } from '../src/routing/trace.js'
+import type { RouteTraceLine } from '../src/routing/trace.js'
 
 export const MATCH_USAGE = 'fastify-kernel match <app> <path> [--method GET] [--host localhost] [--json]'
 

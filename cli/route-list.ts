@@ -6,7 +6,7 @@
 import type { Kernel } from '../src/kernel/kernel.js'
 import { parsePattern } from '../src/routing/route-pattern.js'
 import { AccessMap } from '../src/security/access-map.js'
-import { controllerName } from '../src/kernel/listeners/router.js'
+import { controllerName } from '../src/routing/route-table.js'
 import type { RegisteredRoute } from './load-app.js'
 
 export interface RouteFlags {

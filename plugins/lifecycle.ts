@@ -21,7 +21,8 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HookH
 import vary from 'vary'
 import { KernelContext } from '../src/kernel/context.js'
 import type { Kernel } from '../src/kernel/kernel.js'
-import type { KernelResponse, StageEventMap } from '../src/kernel/events.js'
+import type { StageEventMap } from '../src/kernel/events.js'
+import type { KernelResponse } from '../src/http/response.js'
 import {
   ControllerArgumentsEvent,
   ControllerEvent,
@@ -32,7 +33,7 @@ import {
   TerminateEvent
 } from '../src/kernel/events.js'
 import { lastResortResponse } from '../src/kernel/listeners/error-controller.js'
-import { routingFailure } from '../src/kernel/listeners/router.js'
+import { resolveRequestUri, routingFailure } from '../src/routing/router.js'
 import { HttpException } from '../src/errors/http-exceptions.js'
 import { KernelError } from '../src/errors/kernel-errors.js'
 import { Stage } from '../src/kernel/stages.js'
@@ -256,7 +257,13 @@ export function installLifecycle (app: FastifyInstance, kernel: Kernel, errorCon
     if (context.redirect !== undefined) return sendKernelResponse(reply, context.redirect)
     if (context.routingError !== undefined) return answerException(context.routingError, request, reply)
     // an app's own not-found handler: the router left the miss to it, the kernel decides now
-    const answer = routingFailure(kernel.routes, request, context, kernel.debug)
+    if (context.uri === undefined) {
+      const { uri, invalidHost } = resolveRequestUri(request)
+      context.uri = uri
+      if (invalidHost !== undefined) return answerException(invalidHost, request, reply)
+    }
+    const { outcome, answer } = routingFailure(kernel.routes, request, context.uri, kernel.debug)
+    context.routing = outcome
     return answer instanceof HttpException ? answerException(answer, request, reply) : sendKernelResponse(reply, answer)
   }
 

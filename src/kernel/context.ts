@@ -1,34 +1,10 @@
 import type { TraceEntry } from './trace.js'
 import { now } from './trace.js'
 import type { RoutingOutcome } from '../routing/matcher.js'
-import type { KernelResponse } from './events.js'
+import type { KernelResponse } from '../http/response.js'
+import type { RequestUri } from '../routing/request-uri.js'
+import { originOf } from '../routing/request-uri.js'
 import type { HttpException } from '../errors/http-exceptions.js'
-
-export interface RequestUri {
-  /** `http` or `https`, never anything else a header said */
-  scheme: string
-  /** host, with the port when it is not the scheme's default */
-  httpHost: string
-  /** the raw path, never decoded */
-  path: string
-  /** the raw query string, without `?` */
-  query: string
-  /**
-   * the path Fastify's router matched: the raw path in the form Symfony's matcher sees it
-   * (`%2F` decoded, undecodable escapes kept as text, see `kernelServerOptions()`)
-   */
-  routedPath: string
-}
-
-/**
- * `scheme://host[:port]`: the one place an absolute URL of the application starts from
- * (routing messages, redirects, the profile link, login redirects). Symfony's
- * `getSchemeAndHttpHost()`: the scheme is only ever http or https, the host passed the
- * Host checks (valid, trusted).
- */
-export function originOf (uri: RequestUri): string {
-  return `${uri.scheme}://${uri.httpHost}`
-}
 
 /** Symfony-style request attributes: what routing and the request listeners decided. */
 export interface RequestAttributes {

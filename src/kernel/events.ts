@@ -2,14 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { StageName } from './stages.js'
 import { Stage } from './stages.js'
 import type { KernelContext } from './context.js'
-
-/** A response built by the kernel itself (error pages, redirects, early answers). */
-export interface KernelResponse {
-  statusCode: number
-  headers: Record<string, string>
-  contentType: string
-  body: string
-}
+import type { KernelResponse } from '../http/response.js'
 
 export abstract class KernelEvent {
   abstract readonly stage: StageName

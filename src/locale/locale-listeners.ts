@@ -1,5 +1,5 @@
 import type { RequestEvent, ResponseEvent } from '../kernel/events.js'
-import { routeNotFound } from '../kernel/listeners/router.js'
+import { routeNotFound } from '../routing/router.js'
 import { lastAttemptedPath } from '../routing/matcher.js'
 import type { ResolvedLocaleOptions } from './options.js'
 import { preferredLocale } from './accept-language.js'
@@ -46,7 +46,7 @@ export function createRouteLocaleListener (options: ResolvedLocaleOptions) {
       decide(event, value, 'route', options)
       return
     }
-    event.fail(routeNotFound(event.request, event.context, lastAttemptedPath(event.request.method, event.context.uri?.path ?? event.request.url)))
+    event.fail(routeNotFound(event.request, event.context.absoluteUrl(), lastAttemptedPath(event.request.method, event.context.uri?.path ?? event.request.url)))
   }
 }
 

@@ -1,6 +1,6 @@
 import type { FlatException } from '../errors/flatten.js'
 import type { TraceEntry } from '../kernel/trace.js'
-import type { RouteTraceLine } from './routing-trace.js'
+import type { RoutingData } from '../routing/trace.js'
 
 /** What the search page lists and the index of a storage keeps: small, one per profile. */
 export interface ProfileSummary {
@@ -40,18 +40,6 @@ export interface ResponseData {
   contentType: string | null
   /** bytes of the body, when known (null for streams) */
   size: number | null
-}
-
-export interface RoutingData {
-  outcome: 'matched' | 'redirect' | 'not-found' | 'method-not-allowed' | 'none'
-  route: { name: string, url: string, methods: string[], controller: string, params: Record<string, string> } | null
-  /** where the trailing-slash redirect sent the client */
-  redirect: string | null
-  allow: string[]
-  /** the last path the matcher tried (404s) */
-  attemptedPath: string | null
-  /** each route and why it did not match; stored for misses, computed on view for matches */
-  trace: RouteTraceLine[] | null
 }
 
 export interface LogRecord {

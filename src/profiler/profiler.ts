@@ -19,7 +19,7 @@ import { collectRouting, missTrace } from './collectors/routing.js'
 import { collectException } from './collectors/exception.js'
 import { collectEvents } from './collectors/events.js'
 import { collectPerformance, heapUsed } from './collectors/performance.js'
-import { nearMisses } from './routing-trace.js'
+import { nearMisses } from '../routing/trace.js'
 import { ThrottledWarning } from '../log/throttled-warning.js'
 
 import type { SourceExcerpts } from '../errors/source-excerpt.js'

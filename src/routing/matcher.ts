@@ -1,4 +1,5 @@
-import type { RouteDefinition, RouteParams, RouteTable } from './route-table.js'
+import type { RouteDefinition, RouteTable } from './route-table.js'
+import type { RouteParams } from './route-pattern.js'
 import { routingPath } from './routing-path.js'
 
 /** What matching decided for a request that Fastify's router did not serve. */

@@ -1,7 +1,7 @@
 import { escapeHtml } from '../http/encoding.js'
-import type { KernelResponse } from '../kernel/events.js'
-import type { RequestUri } from '../kernel/context.js'
-import { originOf } from '../kernel/context.js'
+import type { KernelResponse } from '../http/response.js'
+import type { RequestUri } from './request-uri.js'
+import { originOf } from './request-uri.js'
 
 /**
  * The absolute URL a trailing-slash redirect goes to: the request's scheme and host, another

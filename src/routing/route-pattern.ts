@@ -1,4 +1,5 @@
-import type { RouteParams } from './route-table.js'
+/** Parameters of a route match, decoded, by name. */
+export type RouteParams = Record<string, string | undefined>
 
 /** A Fastify route path read as Symfony shows a route: placeholders, and each requirement. */
 export interface ParsedPattern {

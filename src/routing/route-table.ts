@@ -1,5 +1,6 @@
 import FindMyWay from 'find-my-way'
 import { emptyParameter } from './route-pattern.js'
+import type { RouteParams } from './route-pattern.js'
 
 export interface RouteDefinition {
   /** position in definition order; the Allow header follows it (routes the kernel learnt late come first) */
@@ -25,8 +26,6 @@ export interface RouteTableOptions {
   maxParamLength?: number
   allowUnsafeRegex?: boolean
 }
-
-export type RouteParams = Record<string, string | undefined>
 
 /**
  * Which route of the application serves `method path`, answered by Fastify's own router
@@ -220,4 +219,25 @@ function isPreflightMatch (method: string, params: RouteParams): boolean {
   if (method !== 'OPTIONS') return false
   const names = Object.keys(params)
   return names.length === 1 && names[0] === '*'
+}
+
+/** A readable name of a route handler: Symfony's `_controller`. */
+export function controllerName (handler: unknown): string {
+  // Fastify binds handlers to their instance: `bound home` is `home`
+  const name = typeof handler === 'function' ? handler.name.replace(/^bound /, '') : ''
+  return name === '' ? 'anonymous' : name
+}
+
+/**
+ * Teaches the route table a route registered before the kernel (at its first request, or all at
+ * once by the routing console): name and `catchAll` from its config, controller from its handler.
+ */
+export function adoptRoute (table: RouteTable, route: { method: string | string[], url: string, config: unknown, handler: unknown }): RouteDefinition {
+  const config = route.config as Record<string, unknown> | null | undefined
+  const name = typeof config?.name === 'string' ? config.name : undefined
+  const controller = controllerName(route.handler)
+  return table.adopt(route.method, route.url, name, controller, config?.catchAll === true ? true : undefined) ??
+    // an explicit HEAD route, or the HEAD twin of a GET route not learnt yet
+    table.definitionOf('GET', route.url) ??
+    { index: -1, name: name ?? `head_${route.url}`, methods: ['HEAD'], url: route.url, controller, catchAll: false }
 }

@@ -1,4 +1,4 @@
-import type { KernelResponse } from '../kernel/events.js'
+import type { KernelResponse } from '../http/response.js'
 import type { EntryPointName, ResolvedFirewall } from './options.js'
 
 /** Symfony answers with an empty Response, which its prepare() types as HTML. */

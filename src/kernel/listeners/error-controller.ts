@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify'
-import type { ExceptionEvent, KernelResponse } from '../events.js'
+import type { ExceptionEvent } from '../events.js'
+import type { KernelResponse } from '../../http/response.js'
 import type { KernelContext } from '../context.js'
 import type { ErrorPageInput, RequestSummary } from '../../errors/error-controller.js'
 import { planErrorResponse } from '../../errors/error-controller.js'

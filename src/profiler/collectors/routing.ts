@@ -1,8 +1,8 @@
 import type { KernelContext } from '../../kernel/context.js'
 import type { RouteDefinition } from '../../routing/route-table.js'
-import type { RoutingData } from '../profile.js'
-import { traceRoutes } from '../routing-trace.js'
-import type { RouteTraceLine } from '../routing-trace.js'
+import type { RoutingData } from '../../routing/trace.js'
+import { traceRoutes } from '../../routing/trace.js'
+import type { RouteTraceLine } from '../../routing/trace.js'
 
 /** The match trace of a miss, computed once per request (the 404 page and the profile share it). */
 export function missTrace (routes: readonly RouteDefinition[], method: string, context: KernelContext): RouteTraceLine[] | null {

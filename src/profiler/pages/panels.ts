@@ -1,6 +1,6 @@
 import type { Profile } from '../profile.js'
 import type { RouteDefinition } from '../../routing/route-table.js'
-import { routingOutcomeText, traceRoutes, VERDICT_TEXT } from '../routing-trace.js'
+import { routingOutcomeText, traceRoutes, VERDICT_TEXT } from '../../routing/trace.js'
 import { traceView } from '../../errors/trace-view.js'
 
 /** The panels every profile has, in menu order. */

@@ -1,11 +1,10 @@
 import FindMyWay from 'find-my-way'
 import { distance } from 'fastest-levenshtein'
-import type { RouteDefinition } from '../routing/route-table.js'
-import type { RoutingData } from './profile.js'
-import { toggleTrailingSlash } from '../routing/matcher.js'
-import { emptyParameter, parsePattern } from '../routing/route-pattern.js'
-import type { ParsedPattern } from '../routing/route-pattern.js'
-import { collapseTrailingSlashes, routingPath } from '../routing/routing-path.js'
+import type { RouteDefinition } from './route-table.js'
+import { toggleTrailingSlash } from './matcher.js'
+import { emptyParameter, parsePattern } from './route-pattern.js'
+import type { ParsedPattern } from './route-pattern.js'
+import { collapseTrailingSlashes, routingPath } from './routing-path.js'
 
 /** Why one route of the table did or did not match a request. */
 export interface RouteTraceLine {
@@ -17,6 +16,19 @@ export interface RouteTraceLine {
   reason: string
   /** lower is closer: used to pick the near misses a 404 page shows */
   closeness: number
+}
+
+/** What routing decided for a request, as the profiler's routing panel and the routing console show it. */
+export interface RoutingData {
+  outcome: 'matched' | 'redirect' | 'not-found' | 'method-not-allowed' | 'none'
+  route: { name: string, url: string, methods: string[], controller: string, params: Record<string, string> } | null
+  /** where the trailing-slash redirect sent the client */
+  redirect: string | null
+  allow: string[]
+  /** the last path the matcher tried (404s) */
+  attemptedPath: string | null
+  /** each route and why it did not match; stored for misses, computed on view for matches */
+  trace: RouteTraceLine[] | null
 }
 
 type Router = FindMyWay.Instance<FindMyWay.HTTPVersion.V1>
