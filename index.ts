@@ -1,4 +1,4 @@
-import './src/fastify-augmentation.js'
+import './plugins/fastify-augmentation.js'
 import { kernel } from './plugins/kernel.js'
 
 export default kernel
@@ -8,8 +8,8 @@ export { kernelServerOptions, kernelFrameworkErrors, kernelRewriteUrl, KERNEL_MA
 export type { KernelOptions } from './src/config/options.js'
 export { booleanFromEnv } from './src/config/env-flag.js'
 export { invalidHostPatterns } from './src/routing/trusted-hosts.js'
-export { Kernel } from './src/kernel/kernel.js'
-export type { KernelEntryPoints } from './src/kernel/kernel.js'
+export type { Kernel } from './src/kernel/kernel.js'
+export type { FastifyKernel } from './plugins/fastify-kernel.js'
 export { KernelContext } from './src/kernel/context.js'
 export type { RequestAttributes } from './src/kernel/context.js'
 export type { RequestUri } from './src/routing/request-uri.js'

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
-import type { Kernel } from '../src/kernel/kernel.js'
 import { RequestTimeoutHttpException, ServiceUnavailableHttpException } from '../src/errors/http-exceptions.js'
+import { handleException } from './lifecycle.js'
 
 interface PendingBody {
   request: FastifyRequest
@@ -19,7 +19,7 @@ function expectsBody (request: FastifyRequest): boolean {
  * socket and its buffered bytes for ever. On close, bodies still arriving get 503 at once, so a
  * stuck client never holds up a graceful shutdown. Only requests with a body pay for a timer.
  */
-export function createBodyTimeout (app: FastifyInstance, kernel: Kernel, timeoutMs: number): BodyTimeoutHook | undefined {
+export function createBodyTimeout (app: FastifyInstance, timeoutMs: number): BodyTimeoutHook | undefined {
   if (timeoutMs <= 0) return undefined
   const pending = new Set<PendingBody>()
 
@@ -28,7 +28,7 @@ export function createBodyTimeout (app: FastifyInstance, kernel: Kernel, timeout
     if (entry.reply.sent) return
     // the rest of the body will never be read: the connection cannot serve another request
     entry.reply.header('connection', 'close')
-    kernel.handleException(error, entry.request, entry.reply)
+    handleException(error, entry.request, entry.reply)
   }
 
   // a route hook (plugins/kernel.ts gives it to the routes whose methods take a body): GET

@@ -1,8 +1,9 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import type { FastifyInstance, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import type { KernelOptions } from '../src/config/options.js'
 import { resolveKernelOptions } from '../src/config/options.js'
-import { Kernel } from '../src/kernel/kernel.js'
+import type { Kernel } from '../src/kernel/kernel.js'
+import { FastifyKernel } from './fastify-kernel.js'
 import { Priority, Stage } from '../src/kernel/stages.js'
 import { RouteTable } from '../src/routing/route-table.js'
 import { TrustedHosts } from '../src/routing/trusted-hosts.js'
@@ -15,8 +16,8 @@ import { disallowRobotsIndexing } from '../src/kernel/listeners/robots.js'
 import { allowCspNonces } from '../src/kernel/listeners/csp-nonces.js'
 import { SourceExcerpts } from '../src/errors/source-excerpt.js'
 import { wholeStackTraces } from '../src/errors/stack-trace-limit.js'
-import { kKernelInternalRoute, kKernelNotFound, kKernelRoute } from '../src/symbols.js'
-import { installLifecycle } from './lifecycle.js'
+import { kKernelInternalRoute, kKernelRoute } from '../src/symbols.js'
+import { installLifecycle, kernelRequestAnswer } from './lifecycle.js'
 import { createBodyTimeout } from './body-timeout.js'
 import { answerConnectRequests } from './connect.js'
 import { TRACE_PARTIALS, createTemplateRenderer } from './views.js'
@@ -24,7 +25,7 @@ import { registerProfiler } from './profiler.js'
 import { registerSession } from './session.js'
 import { registerLocale } from './locale.js'
 import { registerSecurityServices } from './security.js'
-import '../src/fastify-augmentation.js'
+import './fastify-augmentation.js'
 
 type RouteConfig = Record<string | symbol, unknown>
 
@@ -103,29 +104,28 @@ function giveRouteHooks (route: RouteOptions, hooks: RouteHooks): void {
 
 async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): Promise<void> {
   const options = resolveKernelOptions(rawOptions)
-  const routes = new RouteTable(routerOptionsOf(app))
-  const kernel = new Kernel(options, routes)
-  app.decorate('kernel', kernel)
-  app.addHook('onReady', async () => { kernel.ready = true })
-  app.decorateRequest('kernel', null)
-  const routeHooks: RouteHooks = { onRequest: [], preParsing: [] }
-  mirrorRoutes(app, routes, routeHooks)
-
   const render = await createTemplateRenderer(app, TRACE_PARTIALS)
+  const redactor = (): Kernel['redactor'] => kernel.redactor
   const errorController = createErrorController({
     debug: options.debug,
     render,
-    extensions: kernel.errorPageExtensions,
-    redactor: () => kernel.redactor,
+    extensions: () => kernel.errorPageExtensions,
+    redactor,
     sources: options.debug ? new SourceExcerpts({ root: process.cwd(), fileLinkFormat: options.fileLinkFormat }) : undefined
   })
+  const kernel = new FastifyKernel(options, new RouteTable(routerOptionsOf(app)), errorController)
+  app.decorate('kernel', kernel)
+  app.addHook('onReady', async () => { kernel.ready = true })
+  app.decorateRequest('kernel', null)
+  const routeHooks: RouteHooks = { onRequest: [kernelRequestAnswer], preParsing: [] }
+  mirrorRoutes(app, kernel.routes, routeHooks)
   if (options.debug) {
     const restoreStackTraceLimit = wholeStackTraces()
     app.addHook('onClose', async () => { restoreStackTraceLimit() })
   }
 
   const trustedHosts = options.trustedHosts.length > 0 ? new TrustedHosts(options.trustedHosts) : undefined
-  kernel.on(Stage.REQUEST, createRouterListener(routes, options.debug, trustedHosts), { priority: Priority.ROUTER, name: 'router' })
+  kernel.on(Stage.REQUEST, createRouterListener(kernel.routes, options.debug, trustedHosts), { priority: Priority.ROUTER, name: 'router' })
   kernel.on(Stage.EXCEPTION, logException, { priority: Priority.EXCEPTION_LOGGER, name: 'exception logger' })
   kernel.on(Stage.EXCEPTION, errorController, { priority: Priority.ERROR_CONTROLLER, name: 'error controller' })
   if (options.debug) {
@@ -139,9 +139,8 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
   // kernel's onRequest hook runs kernel.request (session listener at 128, firewall at 8)
   const sessionCookie = await registerSession(app, kernel, options)
 
-  const lifecycle = installLifecycle(app, kernel, errorController)
-  const bodyTimeout = createBodyTimeout(app, kernel, options.bodyTimeout)
-  routeHooks.onRequest.push(lifecycle.onRequest)
+  installLifecycle(app, kernel)
+  const bodyTimeout = createBodyTimeout(app, options.bodyTimeout)
   if (bodyTimeout !== undefined) routeHooks.preParsing.push(bodyTimeout)
   answerConnectRequests(app)
 
@@ -149,14 +148,6 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
   registerLocale(app, kernel, options)
   await registerSecurityServices(app, kernel, options, sessionCookie)
   await registerProfiler(app, kernel, options)
-
-  if (options.notFoundHandler) {
-    // Fastify gives the not-found handler's own hooks to its context, as to a route's
-    const notFoundOptions = { config: { [kKernelNotFound]: true }, onRequest: [lifecycle.onRequest], preParsing: [lifecycle.missBody] }
-    app.setNotFoundHandler(notFoundOptions as never, function kernelNotFound (request: FastifyRequest, reply: FastifyReply) {
-      return kernel.notFound(request, reply)
-    })
-  }
 }
 
 /**

@@ -40,7 +40,7 @@ export interface ErrorControllerOptions {
   debug: boolean
   render: TemplateRenderer
   /** what other features add to debug pages */
-  extensions: readonly ErrorPageExtension[]
+  extensions: () => readonly ErrorPageExtension[]
   /** the redaction policy of debug pages (the profiler's, when it is on) */
   redactor: () => Redactor
   /** debug: source maps, excerpts and editor links of stack frames */
@@ -74,7 +74,7 @@ export function createErrorController ({ debug, render, extensions, redactor, so
       request: debug ? summarizeRequest(event.request, event.context, redactor()) : { method: event.request.method, url: '', headers: [], attributes: [] }
     }
     if (debug) {
-      for (const extend of extensions) Object.assign(input, extend(event))
+      for (const extend of extensions()) Object.assign(input, extend(event))
       if (sources !== undefined) input.chain = sources.chain(event.error, event.context.bag)
       if (format === 'html') input.styleNonce = responseNonces(event.context, event.reply).style
     }

@@ -3,17 +3,17 @@
  * every app that imports `fastify-kernel` sees it. `request.session` comes with
  * @fastify/session's own types, which the entry re-exports.
  */
-import type { Kernel } from './kernel/kernel.js'
-import type { KernelContext } from './kernel/context.js'
-import type { RequestSecurity } from './security/request-security.js'
-import type { IsGrantedCheck } from './security/access-decision.js'
-import type { Profiler } from './profiler/profiler.js'
-import type { Security } from './security/security.js'
+import type { KernelContext } from '../src/kernel/context.js'
+import type { RequestSecurity } from '../src/security/request-security.js'
+import type { IsGrantedCheck } from '../src/security/access-decision.js'
+import type { Profiler } from '../src/profiler/profiler.js'
+import type { Security } from '../src/security/security.js'
+import type { FastifyKernel } from './fastify-kernel.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** the kernel: stage listeners, the route table, `notFound()` and `handleException()` */
-    kernel: Kernel
+    kernel: FastifyKernel
     /** the web profiler, when it is on (debug mode) */
     kernelProfiler?: Profiler
     /** the security configuration at run time (`security` option): firewalls, throttling, password checks */
