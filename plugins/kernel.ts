@@ -4,16 +4,15 @@ import type { KernelOptions } from '../src/config/options.js'
 import { resolveKernelOptions } from '../src/config/options.js'
 import type { Kernel } from '../src/kernel/kernel.js'
 import { FastifyKernel } from './fastify-kernel.js'
-import { Priority, Stage } from '../src/kernel/stages.js'
 import { RouteTable } from '../src/routing/route-table.js'
 import { TrustedHosts } from '../src/routing/trusted-hosts.js'
 import type { RouteDefinition } from '../src/routing/route-table.js'
-import { createRouterListener } from '../src/kernel/listeners/router-listener.js'
+import { routerSubscriptions } from '../src/kernel/listeners/router-listener.js'
 import { controllerName } from '../src/routing/route-table.js'
-import { createErrorController } from '../src/kernel/listeners/error-controller.js'
-import { logException } from '../src/kernel/listeners/exception-logger.js'
-import { disallowRobotsIndexing } from '../src/kernel/listeners/robots.js'
-import { allowCspNonces } from '../src/kernel/listeners/csp-nonces.js'
+import { createErrorController, errorControllerSubscriptions } from '../src/kernel/listeners/error-controller.js'
+import { exceptionLoggerSubscriptions } from '../src/kernel/listeners/exception-logger.js'
+import { robotsSubscriptions } from '../src/kernel/listeners/robots.js'
+import { cspNoncesSubscriptions } from '../src/kernel/listeners/csp-nonces.js'
 import { SourceExcerpts } from '../src/errors/source-excerpt.js'
 import { wholeStackTraces } from '../src/errors/stack-trace-limit.js'
 import { kKernelInternalRoute, kKernelRoute } from '../src/symbols.js'
@@ -104,16 +103,16 @@ function giveRouteHooks (route: RouteOptions, hooks: RouteHooks): void {
 
 async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): Promise<void> {
   const options = resolveKernelOptions(rawOptions)
-  const render = await createTemplateRenderer(app, TRACE_PARTIALS)
-  const redactor = (): Kernel['redactor'] => kernel.redactor
+  const { render } = await createTemplateRenderer(app, TRACE_PARTIALS)
+  const sources = options.debug ? new SourceExcerpts({ root: process.cwd(), fileLinkFormat: options.fileLinkFormat }) : undefined
   const errorController = createErrorController({
     debug: options.debug,
     render,
     extensions: () => kernel.errorPageExtensions,
-    redactor,
-    sources: options.debug ? new SourceExcerpts({ root: process.cwd(), fileLinkFormat: options.fileLinkFormat }) : undefined
+    redactor: (): Kernel['redactor'] => kernel.redactor,
+    sources
   })
-  const kernel = new FastifyKernel(options, new RouteTable(routerOptionsOf(app)), errorController)
+  const kernel = new FastifyKernel(options, new RouteTable(routerOptionsOf(app)), errorController, sources)
   app.decorate('kernel', kernel)
   app.addHook('onReady', async () => { kernel.ready = true })
   app.decorateRequest('kernel', null)
@@ -125,15 +124,13 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
   }
 
   const trustedHosts = options.trustedHosts.length > 0 ? new TrustedHosts(options.trustedHosts) : undefined
-  kernel.on(Stage.REQUEST, createRouterListener(kernel.routes, options.debug, trustedHosts), { priority: Priority.ROUTER, name: 'router' })
-  kernel.on(Stage.EXCEPTION, logException, { priority: Priority.EXCEPTION_LOGGER, name: 'exception logger' })
-  kernel.on(Stage.EXCEPTION, errorController, { priority: Priority.ERROR_CONTROLLER, name: 'error controller' })
-  if (options.debug) {
-    kernel.on(Stage.RESPONSE, allowCspNonces, { priority: Priority.CSP_NONCES, name: 'content security policy nonces' })
-  }
-  if (options.disallowRobotsIndexing) {
-    kernel.on(Stage.RESPONSE, disallowRobotsIndexing, { priority: Priority.ROBOTS, name: 'disallow robots indexing' })
-  }
+  kernel.subscribe([
+    ...routerSubscriptions(kernel.routes, options.debug, trustedHosts),
+    ...exceptionLoggerSubscriptions,
+    ...errorControllerSubscriptions(errorController),
+    ...(options.debug ? cspNoncesSubscriptions : []),
+    ...(options.disallowRobotsIndexing ? robotsSubscriptions : [])
+  ], 'kernel')
 
   // before the lifecycle: @fastify/session's onRequest hook must load the session before the
   // kernel's onRequest hook runs kernel.request (session listener at 128, firewall at 8)

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } fro
 import type { Kernel } from '../src/kernel/kernel.js'
 import type { ResolvedKernelOptions } from '../src/config/options.js'
 import { Priority, Stage } from '../src/kernel/stages.js'
+import { subscription } from '../src/kernel/dispatcher.js'
 import { TRACE_PARTIALS, createTemplateRenderer } from './views.js'
 import { kKernelInternalRoute, kProfilerRoute } from '../src/symbols.js'
 import { NotFoundHttpException, ServiceUnavailableHttpException } from '../src/errors/http-exceptions.js'
@@ -10,9 +11,9 @@ import { permanentRedirect, redirectLocation } from '../src/routing/redirect.js'
 import { KernelError } from '../src/errors/kernel-errors.js'
 import { resolveProfilerOptions } from '../src/profiler/options.js'
 import type { ResolvedProfilerOptions } from '../src/profiler/options.js'
-import { PROFILER_PATH, Profiler, TOOLBAR_PATH } from '../src/profiler/profiler.js'
+import { Profiler } from '../src/profiler/profiler.js'
 import type { ProfilerRouteMark } from '../src/profiler/profiler.js'
-import { SourceExcerpts } from '../src/errors/source-excerpt.js'
+import { PROFILER_PATH, TOOLBAR_PATH } from '../src/profiler/recording.js'
 import { packageVersion } from '../src/config/paths.js'
 import { TOOLBAR_ASSETS, WebDebugToolbar, readToolbarAsset } from '../src/profiler/toolbar/toolbar.js'
 import { toolbarModel } from '../src/profiler/toolbar/model.js'
@@ -21,22 +22,23 @@ import { MemoryProfileStorage } from '../src/profiler/storage/memory.js'
 import { FileProfileStorage } from '../src/profiler/storage/file.js'
 import { RedisProfileStorage } from '../src/profiler/storage/redis.js'
 import type { Profile } from '../src/profiler/profile.js'
-import { availablePanels, defaultPanel } from '../src/profiler/pages/panels.js'
+import { Panels } from '../src/profiler/pages/panels.js'
+import { CollectorTemplates } from '../src/profiler/pages/blocks.js'
+import { requestCollector } from '../src/profiler/collectors/request.js'
+import { exceptionCollector } from '../src/profiler/collectors/exception.js'
+import { performanceCollector } from '../src/profiler/collectors/performance.js'
+import { logsCollector } from '../src/profiler/collectors/logs.js'
+import { routingCollector } from '../src/profiler/collectors/routing.js'
+import { eventsCollector } from '../src/profiler/collectors/events.js'
+import { KNOWN_HELPERS } from './views.js'
 import type { PageModel } from '../src/profiler/pages/pages.js'
 import { lastQueryValue, neighboursOf, noProfilesPage, parseFilter, profilePage, searchPage, tokenNotFoundPage } from '../src/profiler/pages/pages.js'
-
-/** Before every other kernel.request listener: the token must exist before any error page. */
-const PROFILER_START_PRIORITY = 4096
-/** Symfony's panel names, opening the same panels as ours. */
-const PANEL_ALIASES: Record<string, string> = { router: 'routing', time: 'performance', logger: 'logs' }
 
 const PARTIALS: Record<string, string> = {
   profile: 'profiler/profile.hbs',
   search: 'profiler/search.hbs',
   missing: 'profiler/missing.hbs',
-  ...TRACE_PARTIALS,
-  ...Object.fromEntries(['request', 'exception', 'routing', 'events', 'logs', 'performance', 'session', 'security', 'generic']
-    .map((panel) => [`panel-${panel}`, `profiler/panels/${panel}.hbs`]))
+  ...TRACE_PARTIALS
 }
 
 async function openStorage (options: ResolvedProfilerOptions, app: FastifyInstance): Promise<ProfileStorage> {
@@ -70,8 +72,7 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   if (storage.kind === 'memory' && cluster.isWorker) {
     app.log.warn('fastify-kernel: the profiler keeps profiles in this process\'s memory, and this is a node:cluster worker: a token shown by one worker is "not found" on the others. Use the Redis storage to share profiles between processes.')
   }
-  const sources = new SourceExcerpts({ root: process.cwd(), fileLinkFormat: options.fileLinkFormat })
-  const profiler = new Profiler(profilerOptions, storage, () => kernel.routes.routes, options.trace, app.log, sources)
+  const profiler = new Profiler(profilerOptions, storage, kernel, app.log)
   app.decorate('kernelProfiler', profiler)
   // one redaction policy: the debug error page masks what the profile masks
   kernel.redactor = profiler.redactor
@@ -80,15 +81,22 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   // each request's log records, captured where Fastify creates request.log
   app.setChildLoggerFactory(profiler.logCapture.factory(app.childLoggerFactory, () => !profiler.saturated))
 
-  kernel.on(Stage.REQUEST, profiler.start, { priority: PROFILER_START_PRIORITY, name: 'profiler token' })
-  kernel.on(Stage.RESPONSE, profiler.respond, { priority: Priority.PROFILER, name: 'profiler' })
-  kernel.on(Stage.TERMINATE, profiler.terminate, { priority: Priority.PROFILE_SAVE, name: 'profile save' })
+  kernel.subscribe(profiler.subscriptions, 'profiler')
   kernel.errorPageExtensions.push(profiler.errorPage)
   if (profilerOptions.toolbar) {
-    kernel.on(Stage.RESPONSE, new WebDebugToolbar(profiler.admits).listener, { priority: Priority.WEB_DEBUG_TOOLBAR, name: 'web debug toolbar' })
+    kernel.subscribe([subscription(Stage.RESPONSE, Priority.WEB_DEBUG_TOOLBAR, 'web debug toolbar', new WebDebugToolbar(profiler.admits).listener)], 'profiler')
   }
+  // the built-in panels; features (session, security, locale) and apps add theirs to the kernel
+  kernel
+    .addCollector(requestCollector)
+    .addCollector(exceptionCollector(kernel.sources))
+    .addCollector(performanceCollector)
+    .addCollector(logsCollector)
+    .addCollector(routingCollector(() => kernel.routes.routes))
+    .addCollector(eventsCollector(options.trace))
 
-  const render = await createTemplateRenderer(app, PARTIALS)
+  const { render, handlebars } = await createTemplateRenderer(app, PARTIALS)
+  const panels = new Panels(() => kernel.collectors, new CollectorTemplates(handlebars, { preventIndent: true, knownHelpers: KNOWN_HELPERS }).render)
 
   /** A storage read for a profiler page: a shared store that is down is a 503 naming it, not a 500. */
   async function read<T> (reading: Promise<T>): Promise<T> {
@@ -99,7 +107,6 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
     }
   }
 
-  const routes = () => kernel.routes.routes
   async function page (reply: FastifyReply, model: PageModel): Promise<FastifyReply> {
     const html = await render('profiler/layout.hbs', model)
     return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(html)
@@ -107,13 +114,13 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
 
   async function showProfile (profile: Profile, query: unknown, reply: FastifyReply): Promise<FastifyReply> {
     const requested = lastQueryValue((query as Record<string, unknown> | undefined)?.panel)
-    const named = typeof requested === 'string' && requested !== '' ? requested : defaultPanel(profile)
-    const panel = Object.hasOwn(PANEL_ALIASES, named) ? PANEL_ALIASES[named]! : named
-    if (!availablePanels(profile).includes(panel)) {
+    const named = typeof requested === 'string' && requested !== '' ? requested : panels.defaultPanel(profile)
+    const collector = panels.resolve(named)
+    if (collector === undefined || !panels.available(profile).includes(collector)) {
       throw new NotFoundHttpException(`Panel "${named}" is not available for token "${profile.token}".`)
     }
     const all = await read(storage.find({ limit: profilerOptions!.maxProfiles }))
-    return page(reply, profilePage(profile, panel, neighboursOf(profile.token, all), routes()))
+    return page(reply, profilePage(profile, collector, panels, neighboursOf(profile.token, all)))
   }
 
   // hidden from @fastify/swagger's documentation, like @fastify/cors's own route
@@ -189,6 +196,6 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
     await profiler.untilStored(token)
     const profile = await read(storage.load(token)).catch(() => undefined)
     if (profile === undefined) return fragment(reply, 404, '')
-    return fragment(reply, 200, await render('profiler/toolbar.hbs', toolbarModel(profile, versions)))
+    return fragment(reply, 200, await render('profiler/toolbar.hbs', toolbarModel(profile, panels, versions)))
   })
 }

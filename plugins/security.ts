@@ -3,14 +3,14 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastif
 import fastifyFormbody from '@fastify/formbody'
 import type { Kernel } from '../src/kernel/kernel.js'
 import type { ResolvedKernelOptions } from '../src/config/options.js'
-import { Priority, Stage } from '../src/kernel/stages.js'
 import { KernelError } from '../src/errors/kernel-errors.js'
 import { resolveSecurityOptions } from '../src/security/options.js'
 import type { ResolvedFirewall } from '../src/security/options.js'
 import { Security } from '../src/security/security.js'
-import { createFirewallListener } from '../src/security/firewall-listener.js'
-import { createSecurityExceptionListener } from '../src/security/exception-listener.js'
-import { accessCheck, isGrantedCheck } from '../src/security/access-check.js'
+import { firewallSubscriptions } from '../src/security/firewall-listener.js'
+import { securityExceptionSubscriptions } from '../src/security/exception-listener.js'
+import { accessCheckSubscriptions, isGrantedCheck } from '../src/security/access-check.js'
+import { securityCollector } from '../src/security/collector.js'
 import { checkFormLogin, logout } from '../src/security/form-login.js'
 import { CSRF_SESSION_KEY, csrfTokenOf } from '../src/security/csrf.js'
 import type { CsrfTokenSource } from '../src/security/csrf.js'
@@ -21,9 +21,6 @@ import type { SessionCookie } from './session.js'
 // lacks it); the kernel declares reply.generateCsrf and app.csrfProtection (fastify-augmentation)
 const fastifyCsrfProtection = createRequire(import.meta.url)('@fastify/csrf-protection') as FastifyPluginAsync<{ sessionPlugin: '@fastify/session', sessionKey: string, getToken: (request: FastifyRequest) => string | undefined }>
 
-/** Symfony's security ExceptionListener priority: before the logger (0) and the error controller. */
-const SECURITY_EXCEPTION_PRIORITY = 1
-
 /**
  * The firewall (kernel.request, 8), route access checks (kernel.controller_arguments, 0) and
  * the security exception listener (kernel.exception, 1). `request.security` is typed on every
@@ -31,6 +28,7 @@ const SECURITY_EXCEPTION_PRIORITY = 1
  */
 export async function registerSecurityServices (app: FastifyInstance, kernel: Kernel, options: ResolvedKernelOptions, sessionCookie: SessionCookie | null): Promise<void> {
   app.decorateRequest('security', null)
+  kernel.addCollector(securityCollector(options.security !== undefined))
   registerAccessChecks(app, kernel)
   if (options.security !== undefined) await registerSecurity(app, kernel, options, sessionCookie)
 }
@@ -50,7 +48,7 @@ function registerAccessChecks (app: FastifyInstance, kernel: Kernel): void {
     }
     if (installed) return
     installed = true
-    kernel.on(Stage.CONTROLLER_ARGUMENTS, accessCheck, { priority: Priority.ACCESS_CHECK, name: 'access check' })
+    kernel.subscribe(accessCheckSubscriptions, 'security')
   })
 }
 
@@ -59,8 +57,7 @@ async function registerSecurity (app: FastifyInstance, kernel: Kernel, options: 
   const security = new Security(securityOptions, firewalls, accessControl, passwordChecks)
   app.decorate('kernelSecurity', security)
   if (firewalls.some((f) => (f.formLogin?.csrfParameter ?? f.logout?.csrfParameter ?? null) !== null)) await registerCsrfProtection(app)
-  kernel.on(Stage.REQUEST, createFirewallListener(security), { priority: Priority.FIREWALL, name: 'firewall' })
-  kernel.on(Stage.EXCEPTION, createSecurityExceptionListener(options.debug), { priority: SECURITY_EXCEPTION_PRIORITY, name: 'security exceptions' })
+  kernel.subscribe([...firewallSubscriptions(security), ...securityExceptionSubscriptions], 'security')
   for (const firewall of firewalls) {
     for (const path of [firewall.formLogin?.checkPath, firewall.logout?.path]) {
       // the session only exists under its cookie's path

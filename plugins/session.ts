@@ -5,12 +5,12 @@ import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
 import type { Kernel } from '../src/kernel/kernel.js'
 import type { ResolvedKernelOptions } from '../src/config/options.js'
-import { Priority, Stage } from '../src/kernel/stages.js'
 import { resolveSessionOptions } from '../src/session/options.js'
 import { MemorySessionStore } from '../src/session/memory-store.js'
 import { GuardedSessionStore } from '../src/session/guarded-store.js'
 import { holdsUser } from '../src/security/session-token.js'
-import { createSessionCollector, createSessionListener } from '../src/session/session-listeners.js'
+import { sessionSubscriptions } from '../src/session/listeners.js'
+import { sessionCollector } from '../src/session/collector.js'
 
 // required, not imported: @fastify/flash's typings need @fastify/secure-session's, and they
 // would clash with the kernel's own typing of request.flash / reply.flash (fastify-augmentation)
@@ -49,8 +49,8 @@ export async function registerSession (app: FastifyInstance, kernel: Kernel, opt
   // read, the client keeps its cookie (the session may exist once the store answers again)
   if (guarded !== undefined) app.addHook('onSend', keepUnreadSessionCookie(guarded, session.cookieName, signer))
 
-  kernel.on(Stage.REQUEST, createSessionListener(session.cookieName, (value) => signer.unsign(value), (id) => guarded?.unreadable.has(id) === true), { priority: Priority.SESSION, name: 'session' })
-  kernel.on(Stage.RESPONSE, createSessionCollector(session.cookieName), { priority: Priority.COLLECT, name: 'session collector' })
+  kernel.subscribe(sessionSubscriptions(session.cookieName, (value) => signer.unsign(value), (id) => guarded?.unreadable.has(id) === true), 'session')
+  kernel.addCollector(sessionCollector(session.cookieName))
   return { name: session.cookieName, path: session.cookie.path, ...(session.cookie.domain === undefined ? {} : { domain: session.cookie.domain }) }
 }
 

@@ -11,10 +11,17 @@ export const TRACE_PARTIALS: Record<string, string> = {
   'trace-style': 'errors/trace-style.hbs'
 }
 
-const KNOWN_HELPERS = Object.fromEntries(TEMPLATE_HELPERS.map((name) => [name, true]))
+/** The kernel's helpers, known to the compiler, which then calls them directly. */
+export const KNOWN_HELPERS = Object.fromEntries(TEMPLATE_HELPERS.map((name) => [name, true]))
 
 /** Renders one of the kernel's templates (relative to `templates/`) to a string. */
 export type TemplateRender = (page: string, data?: object) => Promise<string>
+
+/** The kernel's own templates: a renderer, and the handlebars instance it compiles with (collectors' templates). */
+export interface KernelTemplates {
+  render: TemplateRender
+  handlebars: typeof Handlebars
+}
 
 /**
  * A renderer of the package's own templates: @fastify/view on a handlebars instance of its own
@@ -22,7 +29,7 @@ export type TemplateRender = (page: string, data?: object) => Promise<string>
  * The view plugin is registered in an encapsulated child, so its per-request `reply.locals`
  * hook stays off the app's routes and its decorators never clash with an app's own view.
  */
-export async function createTemplateRenderer (app: FastifyInstance, partials: Record<string, string> = {}): Promise<TemplateRender> {
+export async function createTemplateRenderer (app: FastifyInstance, partials: Record<string, string> = {}): Promise<KernelTemplates> {
   const handlebars = Handlebars.create()
   registerTemplateHelpers(handlebars)
   let render: TemplateRender | undefined
@@ -42,5 +49,5 @@ export async function createTemplateRenderer (app: FastifyInstance, partials: Re
     })
     render = (child as unknown as { kernelTemplates: TemplateRender }).kernelTemplates
   })
-  return render as TemplateRender
+  return { render: render as TemplateRender, handlebars }
 }

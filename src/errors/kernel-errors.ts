@@ -10,6 +10,7 @@ export type KernelErrorCode =
   | 'KERNEL_INVALID_LISTENER'
   | 'KERNEL_LATE_LISTENER'
   | 'KERNEL_REDIS_UNAVAILABLE'
+  | 'KERNEL_INVALID_COLLECTOR'
 
 export class KernelError extends Error {
   constructor (readonly code: KernelErrorCode, message: string, options?: { cause?: unknown }) {

@@ -15,7 +15,6 @@ const MAX_EXCERPTS = 20
 /** A source line longer than this is cut: a minified file says nothing readable anyway. */
 const MAX_LINE = 400
 const MAX_SOURCE_BYTES = 4 * 1024 * 1024
-const CHAIN = 'errors.chain'
 const MAX_POSITIONS = 4096
 
 /**
@@ -86,6 +85,7 @@ export class SourceExcerpts {
    * and an excerpt; reused, a whole stack costs a few map reads.
    */
   private readonly positions = new Map<string, Omit<StackFrame, 'function'>>()
+  private readonly chains = new WeakMap<object, FlatException[]>()
 
   constructor (options: SourceExcerptOptions) {
     this.root = options.root
@@ -93,14 +93,14 @@ export class SourceExcerpts {
   }
 
   /**
-   * The chain of an exception with its frames described, made once per request: the debug page
-   * and the profiler's exception panel show the same (`bag`: the request's kernel context bag).
+   * The chain of an exception with its frames described, made once per error: the debug page
+   * and the profiler's exception panel show the same. (Held weakly: it goes with its error.)
    */
-  chain (error: unknown, bag: Map<string, unknown>): FlatException[] {
-    const made = bag.get(CHAIN) as { error: unknown, chain: FlatException[] } | undefined
-    if (made !== undefined && made.error === error) return made.chain
+  chain (error: unknown): FlatException[] {
+    const made = typeof error === 'object' && error !== null ? this.chains.get(error) : undefined
+    if (made !== undefined) return made
     const chain = this.enrich(flattenChain(error, true))
-    bag.set(CHAIN, { error, chain })
+    if (typeof error === 'object' && error !== null) this.chains.set(error, chain)
     return chain
   }
 

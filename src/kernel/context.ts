@@ -16,6 +16,18 @@ export interface RequestAttributes {
 }
 
 /**
+ * The per-request state of the kernel's features and an app's own, by name, each typed where
+ * its feature declares it (declaration merging, as Hono's `ContextVariableMap`):
+ *
+ *     declare module 'fastify-kernel' { interface KernelState { cart: Cart } }
+ *
+ * then `request.kernel.set('cart', cart)` and `request.kernel.get('cart')` (a `Cart`, or
+ * undefined before it is set). Built-in features declare theirs in their own modules: no
+ * feature imports another's code to read its state.
+ */
+export interface KernelState {}
+
+/**
  * Everything the kernel knows about one request. Created in `kernel.request`, read by
  * listeners, the error controller and the profiler; plain data, no Fastify objects.
  */
@@ -50,24 +62,21 @@ export class KernelContext {
   exception: unknown
   /** kernel.finish_request and kernel.terminate have run: each runs once whatever ended the request */
   terminated = false
-  private bagMap: Map<string, unknown> | undefined
-  private collectedData: Record<string, unknown> | undefined
+  private state: Partial<KernelState> | undefined
 
-  /** free-form storage for listeners (session, user, profile), keyed by feature */
-  get bag (): Map<string, unknown> {
-    // made on first use: most production requests never need one
-    this.bagMap ??= new Map()
-    return this.bagMap
+  /** A feature's state for this request (typed by its `KernelState` declaration). */
+  get<K extends keyof KernelState> (key: K): KernelState[K] | undefined {
+    return this.state?.[key]
   }
 
-  /**
-   * What request-stage features (session, locale, security) leave for the profiler, keyed by
-   * panel name: plain JSON-serialisable data, already free of secrets. Kept whether or not a
-   * profiler is on, so that any collector can read it.
-   */
-  get collected (): Record<string, unknown> {
-    this.collectedData ??= {}
-    return this.collectedData
+  set<K extends keyof KernelState> (key: K, value: KernelState[K]): void {
+    // made on first use: most production requests never need one
+    this.state ??= {}
+    this.state[key] = value
+  }
+
+  delete (key: keyof KernelState): void {
+    if (this.state !== undefined) delete this.state[key]
   }
 
   /** `scheme://host[:port]`, or '' before the router resolved the URI */

@@ -12,12 +12,42 @@ export interface ListenerOptions {
   priority?: number
   /** shown in the profiler's timeline; default the function's name */
   name?: string
+  /** who added it, as `app.kernel.listeners()` lists it; default `app` */
+  origin?: string
+}
+
+/**
+ * A listener with its stage, priority and name, as a module declares it (Symfony's
+ * `getSubscribedEvents`): every built-in listener module exports its subscriptions.
+ */
+export interface Subscription<S extends StageName = StageName> {
+  stage: S
+  priority: number
+  name: string
+  listener: StageListener<S>
+}
+
+/** A subscription to any one stage. */
+export type AnySubscription = { [S in StageName]: Subscription<S> }[StageName]
+
+/** Declares a subscription (types the listener by its stage). */
+export function subscription<S extends StageName> (stage: S, priority: number, name: string, listener: StageListener<S>): Subscription<S> {
+  return { stage, priority, name, listener }
+}
+
+/** A registered listener, as `app.kernel.listeners()` describes it. */
+export interface ListenerDescription {
+  stage: StageName
+  name: string
+  priority: number
+  origin: string
 }
 
 interface RegisteredListener {
   fn: (event: any) => void | Promise<void>
   priority: number
   name: string
+  origin: string
 }
 
 function isThenable (value: unknown): value is PromiseLike<unknown> {
@@ -44,7 +74,7 @@ export class StageDispatcher {
     while (at > 0 && list[at - 1].priority < priority) at--
     // the stage's hook first: when it cannot be added any more, neither is the listener
     this.firstListener.get(stage)?.()
-    list.splice(at, 0, { fn: listener, priority, name: options.name ?? (listener.name || 'anonymous') })
+    list.splice(at, 0, { fn: listener, priority, name: options.name ?? (listener.name || 'anonymous'), origin: options.origin ?? 'app' })
   }
 
   private readonly firstListener = new Map<StageName, () => void>()
@@ -69,9 +99,14 @@ export class StageDispatcher {
     return (this.listeners.get(stage)?.length ?? 0) > 0
   }
 
-  /** Name and priority of each listener of a stage, in the order they run. */
-  describe (stage: StageName): Array<{ name: string, priority: number }> {
-    return (this.listeners.get(stage) ?? []).map(({ name, priority }) => ({ name, priority }))
+  /** Every listener of every stage (or of one), stages in lifecycle order, listeners in the order they run. */
+  describe (only?: StageName): ListenerDescription[] {
+    const described: ListenerDescription[] = []
+    for (const [stage, list] of this.listeners) {
+      if (only !== undefined && stage !== only) continue
+      for (const { name, priority, origin } of list) described.push({ stage, name, priority, origin })
+    }
+    return described
   }
 
   /** @param tracing record each stage and listener with its timing in the request's trace */

@@ -1,20 +1,25 @@
 import type { ResolvedKernelOptions } from '../config/options.js'
 import type { StageName } from './stages.js'
-import type { ListenerOptions, StageListener } from './dispatcher.js'
+import type { AnySubscription, ListenerDescription, ListenerOptions, StageListener } from './dispatcher.js'
 import { StageDispatcher } from './dispatcher.js'
 import type { ExceptionEvent } from './events.js'
+import type { CollectedData, Collector, FinishedRequest } from './collector.js'
+import { isCollectorName } from './collector.js'
 import type { RouteTable } from '../routing/route-table.js'
 import type { ErrorPageExtension } from './listeners/error-controller.js'
+import type { SourceExcerpts } from '../errors/source-excerpt.js'
 import { Redactor } from '../http/redact.js'
+import { KernelError } from '../errors/kernel-errors.js'
 
 /**
  * The kernel's registry, free of Fastify: its options, the route table, the stage listeners,
- * what debug pages add, the redaction policy. `app.kernel` is this, with the lifecycle's entry
- * points for an app's own handlers (`plugins/kernel.ts`).
+ * the data collectors, what debug pages add, the redaction policy. `app.kernel` is this, with
+ * the lifecycle's entry points for an app's own handlers (`plugins/fastify-kernel.ts`).
  */
 export class Kernel {
   readonly dispatcher: StageDispatcher
   readonly errorPageExtensions: ErrorPageExtension[] = []
+  private readonly collectorList: Array<Collector<any>> = []
   /** what debug pages and the profiler mask; the profiler's `redact` options replace the default */
   redactor = new Redactor()
   /** the app is ready: Fastify's hooks are fixed */
@@ -23,8 +28,14 @@ export class Kernel {
   /**
    * @param errorController the last kernel.exception listener, also run alone for an exception
    *   thrown while another was handled (Symfony renders that one)
+   * @param sources debug: stack frames mapped to their sources, shared by the error page and the profiler
    */
-  constructor (readonly options: ResolvedKernelOptions, readonly routes: RouteTable, readonly errorController: (event: ExceptionEvent) => void | Promise<void>) {
+  constructor (
+    readonly options: ResolvedKernelOptions,
+    readonly routes: RouteTable,
+    readonly errorController: (event: ExceptionEvent) => void | Promise<void>,
+    readonly sources?: SourceExcerpts
+  ) {
     this.dispatcher = new StageDispatcher(options.trace)
   }
 
@@ -36,5 +47,63 @@ export class Kernel {
   on<S extends StageName> (stage: S, listener: StageListener<S>, options?: ListenerOptions): this {
     this.dispatcher.on(stage, listener, options)
     return this
+  }
+
+  /** Adds a module's subscriptions (each with its stage, priority and name), under `origin`. */
+  subscribe (subscriptions: readonly AnySubscription[], origin = 'app'): this {
+    for (const { stage, priority, name, listener } of subscriptions) {
+      this.dispatcher.on(stage, listener as StageListener<typeof stage>, { priority, name, origin })
+    }
+    return this
+  }
+
+  /**
+   * Every listener of every stage (or of one), stages in lifecycle order, listeners in the order
+   * they run, with their priority and origin: Symfony's `debug:event-dispatcher`.
+   */
+  listeners (stage?: StageName): ListenerDescription[] {
+    return this.dispatcher.describe(stage)
+  }
+
+  /**
+   * Adds a data collector: a panel of the profiler and its toolbar item (debug only; without
+   * the profiler, collectors are never run).
+   */
+  addCollector<D> (collector: Collector<D>): this {
+    if (!isCollectorName(collector?.name)) {
+      throw new KernelError('KERNEL_INVALID_COLLECTOR', `fastify-kernel: a collector's name must match [a-z][a-z0-9_-]* (got ${JSON.stringify(collector?.name)}).`)
+    }
+    if (typeof collector.collect !== 'function') {
+      throw new KernelError('KERNEL_INVALID_COLLECTOR', `fastify-kernel: collector "${collector.name}" has no collect() function.`)
+    }
+    if (this.collectorList.some((known) => known.name === collector.name)) {
+      throw new KernelError('KERNEL_INVALID_COLLECTOR', `fastify-kernel: a collector named "${collector.name}" is already registered.`)
+    }
+    this.collectorList.push(collector)
+    this.collectorList.sort((a, b) => a.order - b.order)
+    return this
+  }
+
+  /** The collectors, in menu order. */
+  get collectors (): ReadonlyArray<Collector<unknown>> {
+    return this.collectorList
+  }
+
+  /**
+   * What each collector collects of a finished request, masked, by collector name. A collector
+   * that fails is left out of it (and reported to `failed`): one broken panel never costs the profile.
+   */
+  collect (finished: Omit<FinishedRequest, 'redactor'>, failed?: (collector: string, error: unknown) => void): Partial<CollectedData> & Record<string, unknown> {
+    const input: FinishedRequest = { ...finished, redactor: this.redactor }
+    const collected: Record<string, unknown> = {}
+    for (const collector of this.collectorList) {
+      try {
+        const data = collector.collect(input)
+        if (data !== undefined) collected[collector.name] = collector.masked === true ? data : this.redactor.value(data)
+      } catch (error) {
+        failed?.(collector.name, error)
+      }
+    }
+    return collected
   }
 }

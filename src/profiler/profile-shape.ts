@@ -5,12 +5,11 @@ import { TOKEN_PATTERN } from './token.js'
 /**
  * What a stored profile must look like before a page renders it. Storage is outside the
  * process (a folder, Redis): a file of the wrong shape, written by another version or by hand,
- * must read as "not found", never reach the panels and fail there with a 500.
+ * must read as "not found", never reach the panels and fail there with a 500. (A collector's
+ * data of the wrong shape only costs its own panel: `pages/panels.ts`.)
  */
 const string = { type: 'string' }
 const number = { type: 'number' }
-const pairList = { type: 'array', items: { type: 'array', items: string, minItems: 2, maxItems: 2 } }
-const nullable = (schema: object) => ({ anyOf: [{ type: 'null' }, schema] })
 
 /** A plausible epoch time: not before 2000, not more than a day ahead of this clock. */
 const EARLIEST = Date.UTC(2000, 0, 1)
@@ -34,61 +33,12 @@ const summarySchema = {
 
 const profileSchema = {
   type: 'object',
-  required: [...Object.keys(summaryProperties), 'version', 'aborted', 'request', 'response', 'routing', 'exception', 'events', 'logs', 'performance', 'collected'],
+  required: [...Object.keys(summaryProperties), 'version', 'aborted', 'collected'],
   properties: {
     ...summaryProperties,
-    version: { const: 1 },
+    version: { const: 2 },
     aborted: { type: 'boolean' },
-    request: {
-      type: 'object',
-      required: ['method', 'url', 'path', 'protocol', 'httpVersion', 'ip', 'headers', 'cookies', 'attributes'],
-      properties: {
-        method: string,
-        url: string,
-        path: string,
-        protocol: string,
-        httpVersion: string,
-        ip: string,
-        headers: pairList,
-        cookies: pairList,
-        attributes: pairList,
-        route: nullable(string),
-        body: nullable({ type: 'object' })
-      }
-    },
-    response: nullable({
-      type: 'object',
-      required: ['statusCode', 'statusText', 'headers'],
-      properties: { statusCode: { type: 'integer' }, statusText: string, headers: pairList, contentType: nullable(string), size: nullable(number) }
-    }),
-    routing: {
-      type: 'object',
-      required: ['outcome', 'allow'],
-      properties: {
-        outcome: { enum: ['matched', 'redirect', 'not-found', 'method-not-allowed', 'none'] },
-        route: nullable({ type: 'object', required: ['name', 'url', 'methods'], properties: { name: string, url: string, methods: { type: 'array', items: string }, params: { type: 'object' } } }),
-        allow: { type: 'array', items: string },
-        trace: nullable({ type: 'array', items: { type: 'object', required: ['name', 'methods', 'path', 'verdict', 'reason'], properties: { methods: { type: 'array', items: string } } } })
-      }
-    },
-    exception: nullable({
-      type: 'array',
-      items: { type: 'object', required: ['class', 'message', 'statusCode', 'trace'], properties: { class: string, message: string, statusCode: { type: 'integer' }, trace: { type: 'array', items: { type: 'object' } } } }
-    }),
-    events: {
-      type: 'object',
-      required: ['tracing', 'entries'],
-      properties: {
-        tracing: { type: 'boolean' },
-        entries: { type: 'array', items: { type: 'object', required: ['stage', 'start', 'duration'], properties: { stage: string, start: number, duration: number } } }
-      }
-    },
-    logs: { type: 'array', items: { type: 'object', required: ['level', 'levelName', 'offset', 'message'], properties: { level: number, levelName: string, offset: number, message: string } } },
-    performance: {
-      type: 'object',
-      required: ['totalMs', 'heapUsedStart', 'heapUsedEnd'],
-      properties: { totalMs: number, timeToFirstByteMs: nullable(number), heapUsedStart: number, heapUsedEnd: number }
-    },
+    // each collector's data is checked against its own schema when its panel is shown
     collected: { type: 'object' }
   }
 }

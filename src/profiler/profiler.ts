@@ -1,31 +1,28 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ExceptionEvent, RequestEvent, ResponseEvent, TerminateEvent } from '../kernel/events.js'
 import type { KernelContext } from '../kernel/context.js'
-import type { RouteDefinition } from '../routing/route-table.js'
-import { kKernelRoute, kProfilerRoute } from '../symbols.js'
+import type { Kernel } from '../kernel/kernel.js'
+import { Priority, Stage } from '../kernel/stages.js'
+import { subscription } from '../kernel/dispatcher.js'
+import type { AnySubscription } from '../kernel/dispatcher.js'
+import { kProfilerRoute } from '../symbols.js'
 import { statusOf } from '../errors/flatten.js'
 import { preferredErrorFormat } from '../http/negotiate.js'
+import { truncate } from '../http/redact.js'
 import type { ResolvedProfilerOptions } from './options.js'
 import type { ProfileStorage } from './storage/storage.js'
 import type { Profile } from './profile.js'
 import { ClientAllowList } from './access.js'
 import { Redactor } from '../http/redact.js'
 import { proxyHeaderOf, trustsProxy } from './proxy-headers.js'
-import { LogCapture, formatLogs } from './collectors/logs.js'
-import type { CapturedLogs } from './collectors/logs.js'
-import { collectRequest } from './collectors/request.js'
-import { collectResponse, payloadSize } from './collectors/response.js'
-import { collectRouting, missTrace } from './collectors/routing.js'
-import { collectException } from './collectors/exception.js'
-import { collectEvents } from './collectors/events.js'
-import { collectPerformance, heapUsed } from './collectors/performance.js'
+import { LogCapture } from './collectors/logs.js'
+import { missTrace } from './collectors/routing.js'
+import { payloadSize } from './collectors/request.js'
+import { heapUsed } from './collectors/performance.js'
 import { nearMisses } from '../routing/trace.js'
 import { ThrottledWarning } from '../log/throttled-warning.js'
+import { Recording, profileLink, recordingOf } from './recording.js'
 
-import type { SourceExcerpts } from '../errors/source-excerpt.js'
-
-export const PROFILER_PATH = '/_profiler'
-export const TOOLBAR_PATH = '/_wdt'
 /**
  * What the profiler's routes carry under `kProfilerRoute`: `true` for its pages, which are not
  * profiled, `'profiled'` for the few Symfony profiles too (its redirects, `/_wdt/empty`).
@@ -40,40 +37,16 @@ const MAX_PENDING_SAVES = 256
  * (counted), instead of slowing the app.
  */
 const SAVE_WINDOW_MS = 1000
-const RECORDING = 'profiler.recording'
+const MAX_URL = 8192
 
 export interface ProfilerLogger {
   warn: (fields: object, message: string) => void
 }
 
-/** What the profiler keeps about a request while it runs; the profile is built after the response. */
-export class Recording {
-  timeToFirstByteMs: number | null = null
-  size: number | null = null
-  totalMs = 0
-  aborted = false
-  heapUsedEnd = 0
-
-  constructor (readonly token: string, readonly logs: CapturedLogs | undefined, readonly heapUsedStart: number) {}
-}
-
-export function recordingOf (context: KernelContext | null | undefined): Recording | undefined {
-  return context?.bag.get(RECORDING) as Recording | undefined
-}
-
-/** Leaves the request out of the profiles (the routing console's requests are not the app's traffic). */
-export function discardRecording (context: KernelContext): void {
-  context.bag.delete(RECORDING)
-}
-
-/** `scheme://host[:port]/_profiler/<token>`, from the same host and scheme the client used. */
-export function profileLink (context: KernelContext, token: string): string {
-  return `${context.origin()}${PROFILER_PATH}/${token}`
-}
-
 /**
  * The web profiler without Fastify wiring: the stage listeners that record each request, the
- * error-page extension, and the profile builder. `plugins/profiler.ts` wires it to the kernel.
+ * error-page extension, and the profile builder, which asks the kernel's collectors for their
+ * data (it knows none of their shapes). `plugins/profiler.ts` wires it to the kernel.
  */
 export class Profiler {
   readonly redactor: Redactor
@@ -100,6 +73,7 @@ export class Profiler {
    */
   dropped = 0
   private readonly saveFailure: ThrottledWarning
+  private readonly collectFailure: ThrottledWarning
   private windowStart = 0
   private windowSpent = 0
   private windowSaves = 0
@@ -109,14 +83,13 @@ export class Profiler {
   constructor (
     readonly options: ResolvedProfilerOptions,
     readonly storage: ProfileStorage,
-    private readonly routes: () => readonly RouteDefinition[],
-    private readonly tracing: boolean,
-    private readonly log: ProfilerLogger,
-    private readonly sources: SourceExcerpts
+    private readonly kernel: Kernel,
+    private readonly log: ProfilerLogger
   ) {
     this.redactor = new Redactor(options.redactNames, options.redactPattern)
     this.allowList = new ClientAllowList(options.allowedNetworks)
     this.saveFailure = new ThrottledWarning(log, 'fastify-kernel: a profile could not be saved (at most one such warning per 10 s; every failure is counted in dropped)')
+    this.collectFailure = new ThrottledWarning(log, 'fastify-kernel: a collector failed; its panel is left out of the profile (at most one such warning per 10 s)')
   }
 
   /** Resolves when every save scheduled so far has finished (tests, shutdown). */
@@ -151,7 +124,7 @@ export class Profiler {
     // a request that never terminates (a hijacked reply) must not grow this set without bound
     if (this.unsaved.size >= 10_000) this.unsaved.clear()
     this.unsaved.add(token)
-    context.bag.set(RECORDING, new Recording(token, this.logCapture.take(request.log), heapUsed()))
+    context.set('profiler', new Recording(token, this.logCapture.take(request.log), heapUsed()))
   }
 
   /**
@@ -268,7 +241,7 @@ export class Profiler {
     if (recording === undefined) return undefined
     const extension: ReturnType<Profiler['errorPage']> = { profile: { token: recording.token, link: profileLink(event.context, recording.token) } }
     if (event.context.routing !== undefined && preferredErrorFormat(event.request.headers.accept) === 'html') {
-      const trace = missTrace(this.routes(), event.request.method, event.context)
+      const trace = missTrace(this.kernel.routes.routes, event.request.method, event.context)
       const closest = trace === null ? [] : nearMisses(trace)
       if (closest.length > 0) {
         extension.hints = [{
@@ -280,31 +253,32 @@ export class Profiler {
     return extension
   }
 
+  /** The stage listeners that record each request. */
+  get subscriptions (): AnySubscription[] {
+    return [
+      subscription(Stage.REQUEST, Priority.PROFILER_START, 'profiler token', this.start),
+      subscription(Stage.RESPONSE, Priority.PROFILER, 'profiler', this.respond),
+      subscription(Stage.TERMINATE, Priority.PROFILE_SAVE, 'profile save', this.terminate)
+    ]
+  }
+
+  /** The profile of a finished request: its summary, and what each of the kernel's collectors collected. */
   buildProfile (request: FastifyRequest, reply: FastifyReply, context: KernelContext, recording: Recording): Profile {
-    const requestData = collectRequest(request, context, this.redactor)
-    const response = collectResponse(reply, recording.size, this.redactor)
+    const collected = this.kernel.collect({ request, reply, context, aborted: recording.aborted }, (collector, error) => {
+      this.collectFailure.warn({ err: error, collector, token: recording.token })
+    })
+    const replied = typeof reply.getHeaders === 'function'
     const error = context.exception
-    const exception = collectException(error === undefined || error === null ? null : this.sources.chain(error, context.bag))
-    const matched = (request.routeOptions?.config as unknown as Record<symbol, unknown> | undefined)?.[kKernelRoute] as RouteDefinition | undefined
-    const collected: Record<string, unknown> = {}
-    for (const [key, value] of Object.entries(context.collected)) collected[key] = this.redactor.value(value)
     return {
-      version: 1,
+      version: 2,
       token: recording.token,
       method: request.method,
-      url: requestData.url,
-      statusCode: response?.statusCode ?? (exception !== null ? statusOf(context.exception) : 0),
-      ip: requestData.ip,
+      url: truncate(this.redactor.url(context.requestUrl(request.url)), MAX_URL),
+      statusCode: replied ? reply.statusCode : error !== undefined && error !== null ? statusOf(error) : 0,
+      ip: request.ip ?? '',
       time: context.startedAtEpoch,
       duration: Math.round(recording.totalMs * 1000) / 1000,
       aborted: recording.aborted,
-      request: requestData,
-      response,
-      routing: collectRouting(this.routes(), request.method, context, matched),
-      exception,
-      events: collectEvents(context.trace, this.tracing),
-      logs: formatLogs(recording.logs, recording.logs === undefined ? 0 : recording.logs.origin - context.startedAt, this.redactor),
-      performance: collectPerformance(recording.totalMs, recording.timeToFirstByteMs, recording.heapUsedStart, recording.heapUsedEnd),
       collected
     }
   }

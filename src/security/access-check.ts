@@ -1,4 +1,6 @@
 import type { ControllerArgumentsEvent } from '../kernel/events.js'
+import { Priority, Stage } from '../kernel/stages.js'
+import { subscription } from '../kernel/dispatcher.js'
 import type { IsGrantedCheck } from './access-decision.js'
 import { describeCheck, rolesGrant } from './access-decision.js'
 import { AccessDeniedException } from './errors.js'
@@ -30,7 +32,6 @@ export function accessCheck (event: ControllerArgumentsEvent): void | Promise<vo
         state.decision = user === null ? 'unauthenticated' : 'denied'
         state.reason = `route "${String(event.context.attributes._route ?? '')}" requires ${describeCheck(check)}`
       }
-      event.context.collected.security = state.collect()
     }
     if (!granted) throw new AccessDeniedException('Access Denied.', typeof check === 'function' ? [] : typeof check === 'string' ? [check] : [...check])
   }
@@ -39,3 +40,5 @@ export function accessCheck (event: ControllerArgumentsEvent): void | Promise<vo
   }
   settle(rolesGrant(user === null ? null : state!.roles, typeof check === 'string' ? [check] : check))
 }
+
+export const accessCheckSubscriptions = [subscription(Stage.CONTROLLER_ARGUMENTS, Priority.ACCESS_CHECK, 'access check', accessCheck)]

@@ -1,12 +1,12 @@
 import type { ExceptionEvent } from '../kernel/events.js'
+import { Priority, Stage } from '../kernel/stages.js'
+import { subscription } from '../kernel/dispatcher.js'
 import { AccessDeniedHttpException, ServiceUnavailableHttpException } from '../errors/http-exceptions.js'
-import { sessionUnavailable } from '../session/session-listeners.js'
 import { AccessDeniedException, AuthenticationException } from './errors.js'
 import { securityOf } from './firewall-listener.js'
 import { startAuthentication } from './entry-points.js'
 import { sessionOf, targetPathKey } from './session-token.js'
 import { invalidCsrfToken, isCsrfRefusal } from './csrf.js'
-import { anonymous } from './request-security.js'
 
 /**
  * Symfony's security ExceptionListener (kernel.exception, priority 1, before the logger and
@@ -16,47 +16,38 @@ import { anonymous } from './request-security.js'
  * - an authenticated user denied access: the error becomes AccessDeniedHttpException
  *   (403 `Access Denied.`, the security exception as its cause) for the error controller;
  * - a CSRF token refused by @fastify/csrf-protection: 403 `Invalid CSRF token.` likewise.
- *
- * With `collectAlways` (debug), a request the firewall never saw (a routing miss, a bad Host:
- * kernel.request failed before the firewall) still leaves its anonymous state for the
- * profiler, whose security panel Symfony shows on every profile.
  */
-export function createSecurityExceptionListener (collectAlways = false) {
-  return function securityExceptions (event: ExceptionEvent): void {
-    const error = event.error
-    if (collectAlways && event.context.collected.security === undefined) {
-      event.context.collected.security = (securityOf(event.context) ?? anonymous()).collect()
-    }
-    if (isCsrfRefusal(error)) {
-      // the token's secret is in a session the store could not read: a 503, not the client's fault
-      event.error = sessionUnavailable(event.context)
-        ? new ServiceUnavailableHttpException('The session store is unavailable: the request cannot be verified. Try again.', error)
-        : invalidCsrfToken(error)
-      event.context.exception = event.error
-      return
-    }
-    const isDenied = error instanceof AccessDeniedException
-    if (!isDenied && !(error instanceof AuthenticationException)) return
-    const state = securityOf(event.context)
-    if (isDenied && state !== null && state.user !== null) {
-      event.error = new AccessDeniedHttpException(error.message, error)
-      event.context.exception = event.error
-      event.context.collected.security = state.collect()
-      return
-    }
-    // outside every firewall there is no way to log in: the error page tells the status
-    const uri = event.context.uri
-    if (state === null || state.firewall === null || uri === undefined) return
-    const firewall = state.firewall
-    const answer = startAuthentication(firewall, event.context.origin())
-    if (answer === null) return
-    if (firewall.entryPoint === 'formLogin' && event.request.method === 'GET') {
-      // back to this page after logging in (Symfony's target path): this uses the session
-      sessionOf(event.request)?.set(targetPathKey(firewall.name), uri.path + (uri.query === '' ? '' : '?' + uri.query))
-    }
-    state.decision = 'unauthenticated'
-    state.reason ??= error.message
-    event.context.collected.security = state.collect()
-    event.setResponse(answer)
+export const securityExceptionSubscriptions = [subscription(Stage.EXCEPTION, Priority.SECURITY_EXCEPTION, 'security exceptions', securityExceptions)]
+
+function securityExceptions (event: ExceptionEvent): void {
+  const error = event.error
+  if (isCsrfRefusal(error)) {
+    // the token's secret is in a session the store could not read: a 503, not the client's fault
+    event.error = event.context.get('session')?.unavailable === true
+      ? new ServiceUnavailableHttpException('The session store is unavailable: the request cannot be verified. Try again.', error)
+      : invalidCsrfToken(error)
+    event.context.exception = event.error
+    return
   }
+  const isDenied = error instanceof AccessDeniedException
+  if (!isDenied && !(error instanceof AuthenticationException)) return
+  const state = securityOf(event.context)
+  if (isDenied && state !== null && state.user !== null) {
+    event.error = new AccessDeniedHttpException(error.message, error)
+    event.context.exception = event.error
+    return
+  }
+  // outside every firewall there is no way to log in: the error page tells the status
+  const uri = event.context.uri
+  if (state === null || state.firewall === null || uri === undefined) return
+  const firewall = state.firewall
+  const answer = startAuthentication(firewall, event.context.origin())
+  if (answer === null) return
+  if (firewall.entryPoint === 'formLogin' && event.request.method === 'GET') {
+    // back to this page after logging in (Symfony's target path): this uses the session
+    sessionOf(event.request)?.set(targetPathKey(firewall.name), uri.path + (uri.query === '' ? '' : '?' + uri.query))
+  }
+  state.decision = 'unauthenticated'
+  state.reason ??= error.message
+  event.setResponse(answer)
 }

@@ -1,6 +1,8 @@
 import type { FastifyRequest } from 'fastify'
 import type { RequestEvent } from '../kernel/events.js'
 import type { KernelContext } from '../kernel/context.js'
+import { Priority, Stage } from '../kernel/stages.js'
+import { subscription } from '../kernel/dispatcher.js'
 import type { Security } from './security.js'
 import type { ResolvedFirewall } from './options.js'
 import { parseAuthorization } from './credentials.js'
@@ -9,11 +11,9 @@ import { basicChallenge, bearerChallenge, unauthorized } from './entry-points.js
 import { AccessDeniedException } from './errors.js'
 import { forget, readToken, tokenKey } from './session-token.js'
 
-const kSecurity = 'security'
-
-/** The request's security state (null before the firewall ran, or outside every firewall). */
+/** The request's security state (null before the firewall ran). */
 export function securityOf (context: KernelContext | null): RequestSecurity | null {
-  return (context?.bag.get(kSecurity) as RequestSecurity | undefined) ?? null
+  return context?.get('security') ?? null
 }
 
 /** Symfony matches firewalls and access rules on the decoded path: `/%61dmin` is `/admin`. */
@@ -36,18 +36,17 @@ export function decodedPath (context: KernelContext, request: FastifyRequest): s
  * AccessDeniedException, which the security exception listener turns into 401 (anonymous)
  * or 403 (authenticated).
  */
-export function createFirewallListener (security: Security) {
-  return function firewall (event: RequestEvent): void | Promise<void> {
+export function firewallSubscriptions (security: Security) {
+  return [subscription(Stage.REQUEST, Priority.FIREWALL, 'firewall', firewall)]
+
+  function firewall (event: RequestEvent): void | Promise<void> {
     const { request, context } = event
     const path = decodedPath(context, request)
     const matched = security.firewallFor(path)
     const state = new RequestSecurity(matched !== null && matched.security ? matched : null, security.hierarchy)
-    context.bag.set(kSecurity, state)
+    context.set('security', state)
     request.security = state
-    if (state.firewall === null) {
-      context.collected.security = state.collect()
-      return
-    }
+    if (state.firewall === null) return
     const fw = state.firewall
     const header = request.headers.authorization
     const credentials = typeof header === 'string' && header !== '' ? parseAuthorization(header) : null
@@ -66,13 +65,13 @@ export function createFirewallListener (security: Security) {
   async function authenticate (event: RequestEvent, fw: ResolvedFirewall, state: RequestSecurity, credentials: ReturnType<typeof parseAuthorization> | null, token: ReturnType<typeof readToken>): Promise<boolean> {
     const { request } = event
     if (credentials !== null && credentials.scheme === 'basic' && fw.httpBasic !== null) {
-      const user = 'malformed' in credentials ? null : await refusedOr(event, state, security.attemptPasswordLogin(fw, request.ip, credentials.username, credentials.password))
+      const user = 'malformed' in credentials ? null : await refusedOr(state, security.attemptPasswordLogin(fw, request.ip, credentials.username, credentials.password))
       if (user === null) return fail(event, state, basicChallenge(fw.httpBasic.realm), 'malformed' in credentials ? `Malformed Basic credentials (${credentials.malformed}).` : 'Invalid credentials.')
       state.authenticate(user, 'httpBasic')
       return false
     }
     if (credentials !== null && credentials.scheme === 'bearer' && fw.bearer !== null) {
-      const user = 'malformed' in credentials ? null : await refusedOr(event, state, security.attemptTokenLogin(fw, request.ip, credentials.token))
+      const user = 'malformed' in credentials ? null : await refusedOr(state, security.attemptTokenLogin(fw, request.ip, credentials.token))
       if (user === null) return fail(event, state, bearerChallenge(fw.bearer.realm, true), 'malformed' in credentials ? `Malformed Bearer token (${credentials.malformed}).` : 'Invalid credentials.')
       state.authenticate(user, 'bearer')
       return false
@@ -87,13 +86,12 @@ export function createFirewallListener (security: Security) {
   }
 
   /** A login refused before its check (throttled, too many checks at once) fails kernel.request: 429/503. */
-  async function refusedOr<T> (event: RequestEvent, state: RequestSecurity, attempt: Promise<T>): Promise<T> {
+  async function refusedOr<T> (state: RequestSecurity, attempt: Promise<T>): Promise<T> {
     try {
       return await attempt
     } catch (error) {
       state.decision = 'unauthenticated'
       state.reason = (error as Error).message
-      event.context.collected.security = state.collect()
       throw error
     }
   }
@@ -101,7 +99,6 @@ export function createFirewallListener (security: Security) {
   function fail (event: RequestEvent, state: RequestSecurity, challenge: string, reason: string): true {
     state.decision = 'unauthenticated'
     state.reason = reason
-    event.context.collected.security = state.collect()
     event.setResponse(unauthorized(challenge))
     return true
   }
@@ -115,10 +112,8 @@ export function createFirewallListener (security: Security) {
       } else {
         state.decision = state.user === null ? 'unauthenticated' : 'denied'
         state.reason = `access rule "${rule.path}" requires ${rule.roles.join(' or ')}`
-        event.context.collected.security = state.collect()
         throw new AccessDeniedException('Access Denied.', rule.roles)
       }
     }
-    event.context.collected.security = state.collect()
   }
 }

@@ -31,10 +31,9 @@ export async function checkFormLogin (security: Security, firewall: ResolvedFire
     username.length <= MAX_USERNAME_LENGTH && password.length <= MAX_PASSWORD_LENGTH
   const state = securityOf(request.kernel)
   const unauthenticated = (reason: string): void => {
-    if (state === null || request.kernel === null) return
+    if (state === null) return
     state.decision = 'unauthenticated'
     state.reason = reason
-    request.kernel.collected.security = state.collect()
   }
   let user: StoredUser | null = null
   try {
@@ -55,10 +54,7 @@ export async function checkFormLogin (security: Security, firewall: ResolvedFire
   const keep = Object.keys(session).filter((key) => key !== 'cookie' && key !== targetPathKey(firewall.name) && key !== CSRF_SESSION_KEY)
   await (request.session as unknown as { regenerate: (keep: string[]) => Promise<void> }).regenerate(keep)
   sessionOf(request)!.set(tokenKey(firewall.name), { username: user.username, authenticator: 'formLogin' } satisfies StoredToken)
-  if (state !== null && request.kernel !== null) {
-    state.authenticate(user, 'formLogin')
-    request.kernel.collected.security = state.collect()
-  }
+  state?.authenticate(user, 'formLogin')
   return base + (isLocalPath(target) ? target : form.defaultTargetPath)
 }
 
@@ -67,11 +63,10 @@ export async function logout (firewall: ResolvedFirewall, request: FastifyReques
   const session = sessionOf(request) as { destroy?: () => Promise<void> } | null
   if (session !== null && typeof session.destroy === 'function') await session.destroy()
   const state = securityOf(request.kernel)
-  if (state !== null && request.kernel !== null) {
+  if (state !== null) {
     state.user = null
     state.roles = []
     state.authenticator = null
-    request.kernel.collected.security = state.collect()
   }
   return (request.kernel?.origin() ?? '') + firewall.logout!.target
 }

@@ -7,7 +7,7 @@ import { AccessDeniedException } from './errors.js'
 
 export type AuthenticatorName = EntryPointName | 'session'
 
-/** What the profiler's security panel shows; `request.kernel.collected.security`. */
+/** What the profiler's security panel shows. */
 export interface SecurityCollected {
   firewall: string | null
   stateless: boolean
@@ -71,6 +71,13 @@ export class RequestSecurity {
       decision: this.decision,
       ...(this.reason === undefined ? {} : { reason: this.reason })
     }
+  }
+}
+
+declare module '../kernel/context.js' {
+  interface KernelState {
+    /** the request's firewall, user and decision, once the firewall listener ran */
+    security: RequestSecurity
   }
 }
 

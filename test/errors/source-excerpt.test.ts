@@ -124,7 +124,7 @@ t.test('the profiler\'s exception panel shows the same excerpts; a cause without
   })
   t.teardown(() => app.close())
   const { profile, token } = await profiled(app, { url: '/explode', headers: { accept: 'text/html' } })
-  const frame = profile.exception![0].trace.find((f) => f.function === 'explode')!
+  const frame = profile.collected.exception![0].trace.find((f) => f.function === 'explode')!
   t.equal(frame.display, 'test/errors/fixtures/throwing.ts')
   t.equal(frame.excerpt?.find((line) => line.current)?.number, THROW_LINE, 'the profile keeps the excerpt')
   const panel = await app.inject({ url: `/_profiler/${token}?panel=exception`, headers: { host } })

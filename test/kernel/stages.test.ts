@@ -258,7 +258,7 @@ t.test('without debug, a stage gets its Fastify hook with its first listener: be
   t.teardown(() => app.close())
   t.throws(() => app.kernel.on(Stage.RESPONSE, () => {}), { code: 'KERNEL_LATE_LISTENER', message: /the first "kernel.response" listener was added after the app was ready/ })
   t.throws(() => app.kernel.on(Stage.TERMINATE, () => {}), { code: 'KERNEL_LATE_LISTENER' })
-  t.same(app.kernel.dispatcher.describe(Stage.RESPONSE), [], 'the refused listener is not half-added')
+  t.same(app.kernel.listeners(Stage.RESPONSE), [], 'the refused listener is not half-added')
   // stages whose hooks are always there take listeners at any time
   let seen = 0
   app.kernel.on(Stage.REQUEST, () => { seen++ })

@@ -2,7 +2,7 @@ import t from 'tap'
 import { createKernelApp } from '../../index.js'
 import { ready, call } from '../security/app.js'
 import type { KernelOptions, LocaleOptions } from '../../index.js'
-import type { LocaleCollected } from '../../src/locale/locale-listeners.js'
+import type { LocaleCollected } from '../../src/locale/collector.js'
 import { preferredLocale } from '../../src/locale/accept-language.js'
 
 async function localeApp (locale: LocaleOptions, kernel: KernelOptions = { debug: true }) {
@@ -17,13 +17,13 @@ async function localeApp (locale: LocaleOptions, kernel: KernelOptions = { debug
 t.test('_locale from the route sets request.locale and the _locale attribute', async (t) => {
   const app = await localeApp({ default: 'en', enabled: ['en', 'fr'] })
   t.teardown(() => app.close())
-  const { res, context } = await call(app, { url: '/fr/contact' })
+  const { res, collected } = await call(app, { url: '/fr/contact' })
   t.equal(res.statusCode, 200)
   t.same(res.json(), { locale: 'fr', attribute: 'fr' })
-  t.same(context.collected.locale, { locale: 'fr', source: 'route', default: 'en', enabled: ['en', 'fr'] } satisfies LocaleCollected)
+  t.same(collected.locale, { locale: 'fr', source: 'route', default: 'en', enabled: ['en', 'fr'] } satisfies LocaleCollected)
   const plain = await call(app, { url: '/plain', headers: { 'accept-language': 'fr' } })
   t.same(plain.res.json(), { locale: 'en' }, 'Accept-Language is ignored unless enabled')
-  t.equal((plain.context.collected.locale as LocaleCollected).source, 'default')
+  t.equal((plain.collected.locale as LocaleCollected).source, 'default')
   t.equal(plain.res.headers['content-language'], undefined, 'no Content-Language unless configured')
 })
 
@@ -65,10 +65,10 @@ t.test('Accept-Language picks the best enabled locale when asked; Content-Langua
     ['x'.repeat(5000), 'en', 'default']
   ]
   for (const [header, expected, source] of cases) {
-    const { res, context } = await call(app, { url: '/plain', headers: header === undefined ? {} : { 'accept-language': header } })
+    const { res, collected } = await call(app, { url: '/plain', headers: header === undefined ? {} : { 'accept-language': header } })
     t.equal(res.statusCode, 200, String(header))
     t.same(res.json(), { locale: expected }, String(header).slice(0, 40))
-    t.equal((context.collected.locale as LocaleCollected).source, source, String(header).slice(0, 40))
+    t.equal((collected.locale as LocaleCollected).source, source, String(header).slice(0, 40))
     t.equal(res.headers['content-language'], expected.replace('_', '-'))
   }
   const route = await call(app, { url: '/en/contact', headers: { 'accept-language': 'fr' } })

@@ -1,24 +1,23 @@
 import t from 'tap'
 import { buildApp } from '../helpers.js'
 import { page, profiled } from './helpers.js'
-import { Stage } from '../../index.js'
+import { SECRET } from '../security/app.js'
 
-// what session, locale and firewall leave in request.kernel.collected (issue 4's contract)
-const session = { exists: true, isNew: false, regenerated: true, cookieSet: true, idPrefix: 'a1b2', attributes: { cart: ['book'], userId: 7, csrf_token: 'secret-csrf' }, flashes: { notice: ['Saved!', 'Twice'] } }
-const locale = { locale: 'fr', source: 'route', default: 'en', enabled: ['en', 'fr'] }
-const security = { firewall: 'main', stateless: false, authenticated: true, user: 'ada', roles: ['ROLE_USER', 'ROLE_ADMIN'], authenticator: 'form_login', accessRule: { path: '^/admin', roles: ['ROLE_ADMIN'] }, decision: 'denied', reason: 'missing ROLE_SUPER' }
+// what the session, locale and security collectors show, from stored data (a profile is data)
+const session = { exists: true, isNew: false, regenerated: true, cookieSet: true, idPrefix: 'a1b2', attributes: { cart: ['book'], userId: 7, csrf_token: '******' }, flashes: { notice: ['Saved!', 'Twice'] } }
+const locale = { locale: 'fr', source: 'route' as const, default: 'en', enabled: ['en', 'fr'] }
+const security = { firewall: 'main', stateless: false, authenticated: true, user: 'ada', roles: ['ROLE_USER', 'ROLE_ADMIN'], authenticator: 'form_login', accessRule: { path: '^/admin', roles: ['ROLE_ADMIN'] }, decision: 'denied' as const, reason: 'missing ROLE_SUPER' }
 
-t.test('collected data: session and security panels, locale in the request panel, a generic panel for anything else', async (t) => {
-  const app = await buildApp({ debug: true }, {}, (app) => {
-    app.kernel.on(Stage.REQUEST, (event) => {
-      Object.assign(event.context.collected, { session, locale, security, cache: { hits: 3, misses: 1 }, feature: { nested: { a: [1, 2] } } })
-      event.context.attributes._locale = 'fr'
-    }, { priority: 100 })
+t.test('collected data: session and security panels, locale in the request panel, a generic panel for an app collector without a template', async (t) => {
+  const app = await buildApp({ debug: true, session: { secret: SECRET }, locale: { enabled: ['en', 'fr'] }, security: { firewalls: [{ name: 'main' }] } }, {}, (app) => {
+    app.kernel.addCollector({ name: 'cache', label: 'Cache', order: 90, collect: ({ request }) => request.url === '/about' ? { hits: 3, misses: 1, api_token: 'secret-token' } : undefined })
+    app.kernel.addCollector({ name: 'feature', label: 'Feature', order: 91, collect: ({ request }) => request.url === '/about' ? { nested: { a: [1, 2] } } : undefined })
   })
   t.teardown(() => app.close())
   const { token, profile } = await profiled(app, { url: '/about' })
-  t.same(profile.collected.locale, locale)
-  t.same((profile.collected.session as typeof session).attributes, { cart: ['book'], userId: 7, csrf_token: '******' }, 'secrets in collected data are masked too')
+  t.same(profile.collected.cache, { hits: 3, misses: 1, api_token: '******' }, 'secrets in an app collector\'s data are masked by the kernel')
+  t.same(profile.collected.locale, { locale: 'en', source: 'default', default: 'en', enabled: ['en', 'fr'] })
+  await app.kernelProfiler!.storage.save({ ...profile, collected: { ...profile.collected, session, locale, security, request: { ...profile.collected.request!, attributes: profile.collected.request!.attributes.map(([name, value]) => [name, name === '_locale' ? 'fr' : value]) } } })
 
   const main = await page(app, `/_profiler/${token}`)
   for (const panel of ['session', 'security', 'cache', 'feature']) t.match(main.body, `data-panel="${panel}"`, `${panel} is in the menu`)
@@ -46,8 +45,8 @@ t.test('collected data: session and security panels, locale in the request panel
   t.match(feature.body, /<pre>\{\s+&quot;nested&quot;: \{/, 'nested data: its JSON')
 
   const other = await profiled(app, { url: '/hello/x' })
-  t.equal(other.profile.collected.cart, undefined)
-  const none = await page(app, `/_profiler/${other.token}?panel=cart`)
+  t.equal(other.profile.collected.cache, undefined)
+  const none = await page(app, `/_profiler/${other.token}?panel=cache`)
   t.equal(none.statusCode, 404, 'a panel exists only where its data does')
 })
 

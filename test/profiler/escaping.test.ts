@@ -2,19 +2,17 @@ import t from 'tap'
 import { buildApp } from '../helpers.js'
 import { host, page } from './helpers.js'
 import { Stage } from '../../index.js'
+import { SECRET } from '../security/app.js'
 
 const SCRIPT = /<script>alert|<img src=x|<svg onload/
 
 t.test('a <script> in path, Referer and headers is inert on every panel and the search page', async (t) => {
-  const app = await buildApp({ debug: true }, {}, (app) => {
-    // request features leave request-derived strings in `collected` too
+  const app = await buildApp({ debug: true, session: { secret: SECRET }, locale: { enabled: ['en'] }, security: { firewalls: [{ name: 'main' }] } }, {}, (app) => {
     app.kernel.on(Stage.REQUEST, (event) => {
-      event.context.collected.session = { exists: true, isNew: false, regenerated: false, cookieSet: false, idPrefix: '<script>alert(5)</script>', attributes: { '<script>alert(6)</script>': '<img src=x onerror=alert(7)>' }, flashes: { notice: ['<script>alert(8)</script>'] } }
-      event.context.collected.security = { firewall: 'main', stateless: false, authenticated: true, user: '<script>alert(9)</script>', roles: ['<svg onload=alert(10)>'], authenticator: null, accessRule: null, decision: 'granted' }
-      event.context.collected.locale = { locale: '<script>alert(11)</script>', source: 'default', default: 'en', enabled: ['en'] }
-      event.context.collected['<script>x</script>'] = { '<script>alert(12)</script>': '<script>alert(13)</script>' }
       event.request.log.info({ evil: '<script>alert(14)</script>' }, '<script>alert(15)</script>')
     }, { priority: 200 })
+    // an app's collector without a template of its own: the generic panel shows its data
+    app.kernel.addCollector({ name: 'hostile', label: '<script>alert(18)</script>', order: 90, collect: () => ({ '<script>alert(12)</script>': '<script>alert(13)</script>' }) })
   })
   t.teardown(() => app.close())
   const hostile = await app.inject({
@@ -26,7 +24,17 @@ t.test('a <script> in path, Referer and headers is inert on every panel and the 
   await app.kernelProfiler!.settled()
   const profile = await app.kernelProfiler!.storage.load(token)
   t.ok(profile, 'profiled')
-  const panels = ['request', 'exception', 'routing', 'events', 'logs', 'performance', 'session', 'security', '<script>x</script>']
+  // request features leave request-derived strings in their data too (a session attribute, a user name)
+  await app.kernelProfiler!.storage.save({
+    ...profile!,
+    collected: {
+      ...profile!.collected,
+      session: { exists: true, isNew: false, regenerated: false, cookieSet: false, idPrefix: '<script>alert(5)</script>', attributes: { '<script>alert(6)</script>': '<img src=x onerror=alert(7)>' }, flashes: { notice: ['<script>alert(8)</script>'] } },
+      security: { firewall: 'main', stateless: false, authenticated: true, user: '<script>alert(9)</script>', roles: ['<svg onload=alert(10)>'], authenticator: null, accessRule: null, decision: 'granted' },
+      locale: { locale: '<script>alert(11)</script>', source: 'default', default: 'en', enabled: ['en'] }
+    }
+  })
+  const panels = ['request', 'exception', 'routing', 'events', 'logs', 'performance', 'session', 'security', 'hostile']
   for (const panel of panels) {
     const res = await page(app, `/_profiler/${token}?panel=${encodeURIComponent(panel)}`)
     t.equal(res.statusCode, 200, panel)
@@ -40,6 +48,9 @@ t.test('a <script> in path, Referer and headers is inert on every panel and the 
   t.match(exception.body, '(from &quot;&quot;&gt;&lt;script&gt;alert(3)&lt;/script&gt;&quot;)')
   const logs = await page(app, `/_profiler/${token}?panel=logs`)
   t.match(logs.body, '&lt;script&gt;alert(15)&lt;/script&gt;')
+  const toolbar = await page(app, `/_wdt/${token}`)
+  t.match(toolbar.body, '&lt;script&gt;alert(9)&lt;/script&gt;', 'the toolbar shows the user, escaped')
+  t.notMatch(toolbar.body, SCRIPT)
 
   for (const query of ['', 'url=%3Cscript%3Ealert(1)', 'url=%22%3E%3Cscript%3Ealert(1)%3C/script%3E&ip=%22%3E%3Csvg%20onload%3Dalert(1)%3E&method=%3Cscript%3E&status=%3Cscript%3E']) {
     const search = await page(app, `/_profiler/?${query}`)

@@ -28,7 +28,7 @@ export function fakeProfileMaker (tokenBase: number): (overrides?: Partial<Profi
   return (overrides = {}) => {
     const token = (tokenBase + counter++).toString(16)
     return {
-      version: 1,
+      version: 2,
       token,
       method: 'GET',
       url: `http://example.test/p/${token}`,
@@ -37,13 +37,6 @@ export function fakeProfileMaker (tokenBase: number): (overrides?: Partial<Profi
       time: Date.now(),
       duration: 1,
       aborted: false,
-      request: { method: 'GET', url: '', path: '/', query: {}, protocol: 'http', httpVersion: '1.1', ip: '127.0.0.1', headers: [], cookies: [], body: null, attributes: [], route: null },
-      response: null,
-      routing: { outcome: 'none', route: null, redirect: null, allow: [], attemptedPath: null, trace: null },
-      exception: null,
-      events: { tracing: true, entries: [] },
-      logs: [],
-      performance: { totalMs: 1, timeToFirstByteMs: 1, heapUsedStart: 1, heapUsedEnd: 1 },
       collected: {},
       ...overrides
     }

@@ -90,7 +90,7 @@ t.test('/_profiler redirects to /_profiler/; latest; no profiles yet', async (t)
   t.equal(redirect.res.statusCode, 301)
   t.equal(redirect.res.headers.location, `http://${host}/_profiler/`)
   t.match(redirect.res.headers['x-debug-token'], /^[0-9a-f]{6}$/, 'the redirect is profiled, as in Symfony')
-  t.equal(redirect.profile.request.route, '_profiler_home_redirect')
+  t.equal(redirect.profile.collected.request!.route, '_profiler_home_redirect')
   t.equal((await page(app, '/_profiler?method=GET')).headers.location, `http://${host}/_profiler/?method=GET`, 'the query is kept')
 
   await profiled(app, { url: '/about' })

@@ -8,7 +8,7 @@ t.test('production: no profiler routes, no debug headers, no listeners, even whe
     t.teardown(() => app.close())
     t.equal(app.kernelProfiler, undefined, `${JSON.stringify(profiler)}: no profiler`)
     for (const stage of ['kernel.request', 'kernel.response', 'kernel.terminate'] as const) {
-      t.notOk(app.kernel.dispatcher.describe(stage).some((l) => /profil/.test(l.name)), `${stage}: no profiler listener`)
+      t.notOk(app.kernel.listeners(stage).some((l) => /profil/.test(l.name)), `${stage}: no profiler listener`)
     }
     const ok = await app.inject({ url: '/about', headers: { host } })
     t.notOk(ok.headers['x-debug-token'])
@@ -25,7 +25,7 @@ t.test('production: no profiler routes, no debug headers, no listeners, even whe
 t.test('debug: the profiler listeners sit at their Symfony priorities', async (t) => {
   const app = await buildApp({ debug: true })
   t.teardown(() => app.close())
-  t.same(app.kernel.dispatcher.describe('kernel.request')[0], { name: 'profiler token', priority: 4096 })
-  t.ok(app.kernel.dispatcher.describe('kernel.response').some((l) => l.name === 'profiler' && l.priority === -100))
-  t.same(app.kernel.dispatcher.describe('kernel.terminate').at(-1), { name: 'profile save', priority: -1024 })
+  t.same(app.kernel.listeners('kernel.request')[0], { stage: 'kernel.request', name: 'profiler token', priority: 4096, origin: 'profiler' })
+  t.ok(app.kernel.listeners('kernel.response').some((l) => l.name === 'profiler' && l.priority === -100))
+  t.same(app.kernel.listeners('kernel.terminate').at(-1), { stage: 'kernel.terminate', name: 'profile save', priority: -1024, origin: 'profiler' })
 })

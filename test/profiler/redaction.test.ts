@@ -28,10 +28,10 @@ t.test('redaction is configurable: more names and another pattern', async (t) =>
     headers: { 'x-customer': 'acme', authorization: 'Bearer zzz', 'content-type': 'application/json' },
     payload: { pin: '0000', other: 'ok' }
   })
-  t.same(profile.request.headers.find(([n]) => n === 'x-customer'), ['x-customer', REDACTED])
-  t.same(profile.request.headers.find(([n]) => n === 'authorization'), ['authorization', REDACTED], 'credential headers always')
-  t.same(profile.request.query, { pin: REDACTED, token: 'visible' }, 'the pattern replaces the default')
-  t.same(profile.request.body?.content, { pin: REDACTED, other: 'ok' })
+  t.same(profile.collected.request!.headers.find(([n]) => n === 'x-customer'), ['x-customer', REDACTED])
+  t.same(profile.collected.request!.headers.find(([n]) => n === 'authorization'), ['authorization', REDACTED], 'credential headers always')
+  t.same(profile.collected.request!.query, { pin: REDACTED, token: 'visible' }, 'the pattern replaces the default')
+  t.same(profile.collected.request!.body?.content, { pin: REDACTED, other: 'ok' })
   t.equal(profile.url, 'http://example.test/form?pin=******&token=visible')
   t.notMatch(JSON.stringify(profile), /Bearer zzz|acme|"0000"|pin=1234/, 'no secret anywhere in the stored profile')
 })
@@ -49,7 +49,7 @@ t.test('one policy: the debug error page masks what the profile masks (X-Api-Key
   t.match(res.body, '<th>URL</th><td>http://example.test/boom?password&#x3D;******&amp;token&#x3D;******&amp;page&#x3D;2</td>', 'and secret query fields')
   t.match(res.body, 'visible-id', 'other headers stay readable')
   t.notMatch(res.body, /hunter2|t0k3n|k-123|Bearer zzz/, 'no secret anywhere on the page')
-  t.same(profile.request.headers.find(([n]) => n === 'x-api-key'), ['x-api-key', REDACTED])
+  t.same(profile.collected.request!.headers.find(([n]) => n === 'x-api-key'), ['x-api-key', REDACTED])
   t.equal(profile.url, 'http://example.test/boom?password=******&token=******&page=2')
   t.notMatch(JSON.stringify(profile), /hunter2|t0k3n|k-123|Bearer zzz/, 'nor in the profile')
 })
@@ -71,7 +71,7 @@ t.test('body fields pwd, pass, passphrase, pin and their spellings are masked; l
     headers: { 'content-type': 'application/json' },
     payload: { pwd: 'a1', pass: 'a2', passphrase: 'a3', pin: 'a4', user_pin: 'a5', 'pin-code': 'a6', new_pwd: 'a7', passenger: 'Ada', shipping: 'post', spinner: 'on' }
   })
-  t.same(profile.request.body?.content, {
+  t.same(profile.collected.request!.body?.content, {
     pwd: REDACTED,
     pass: REDACTED,
     passphrase: REDACTED,
@@ -90,7 +90,7 @@ t.test('a text/plain POST to a login path keeps no password: name=value pairs, J
     app.post('/login', async () => 'checked')
   })
   t.teardown(() => app.close())
-  const send = async (payload: string) => (await profiled(app, { method: 'POST', url: '/login', headers: { 'content-type': 'text/plain' }, payload })).profile.request.body?.content
+  const send = async (payload: string) => (await profiled(app, { method: 'POST', url: '/login', headers: { 'content-type': 'text/plain' }, payload })).profile.collected.request!.body?.content
   t.equal(await send('_username=admin&_password=s3cret'), `_username=admin&_password=${REDACTED}`, 'URL-encoded pairs')
   t.equal(await send('_username=admin\r\n_password=s3cret\r\n'), `_username=admin\r\n_password=${REDACTED}\r\n`, 'a form sent as text/plain: one pair a line')
   t.equal(await send('{"username":"admin","pin":"0000"}'), `{"username":"admin","pin":"${REDACTED}"}`, 'JSON sent as text')

@@ -48,7 +48,7 @@ t.test('redis storage: save, load, find with filters, expiry set on every key, p
   t.equal(await store.load('zzzzzz'), undefined)
   t.equal(await store.load(store.reserveToken()!), undefined, 'a reserved token without a profile is not found')
 
-  await admin.set(`fastify-kernel:{profiler}:p:${b.token}`, JSON.stringify({ ...b, logs: 'wrong' }))
+  await admin.set(`fastify-kernel:{profiler}:p:${b.token}`, JSON.stringify({ ...b, statusCode: 'wrong' }))
   t.equal(await store.load(b.token), undefined, 'a body of the wrong shape is not found')
   await admin.zadd('fastify-kernel:{profiler}:index', Date.now(), 'abcdef{"token":"abcdef","time":8.64e15}')
   t.notOk((await store.find()).some((s) => s.token === 'abcdef'), 'an index member of the wrong shape is skipped')

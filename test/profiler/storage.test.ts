@@ -287,8 +287,18 @@ t.test('file storage: wrong-shape profiles and future-dated index lines never gi
   const res = await app.inject({ url: '/about', headers: { host } })
   const token = String(res.headers['x-debug-token'])
   await app.kernelProfiler!.settled()
-  const profile = JSON.parse(readFileSync(join(dir, `${token}.json`), 'utf8')) as Record<string, unknown>
-  for (const wrong of [{ request: 'not an object' }, { logs: {} }, { performance: null }, { events: { entries: 'x' } }, { collected: [] }, { response: { headers: 7 } }]) {
+  const profile = JSON.parse(readFileSync(join(dir, `${token}.json`), 'utf8')) as Record<string, unknown> & { collected: Record<string, Record<string, unknown>> }
+  const collected = profile.collected
+  const wrongs = [
+    { collected: { ...collected, request: 'not an object' } },
+    { collected: { ...collected, logs: {} } },
+    { collected: { ...collected, performance: null } },
+    { collected: { ...collected, events: { entries: 'x' } } },
+    { collected: [] },
+    { collected: { ...collected, request: { ...collected.request, response: { headers: 7 } } } },
+    { version: 1 }
+  ]
+  for (const wrong of wrongs) {
     writeFileSync(join(dir, `${token}.json`), JSON.stringify({ ...profile, ...wrong }))
     for (const url of [`/_profiler/${token}`, ...['request', 'logs', 'performance', 'events', 'routing', 'exception'].map((p) => `/_profiler/${token}?panel=${p}`), '/_profiler/latest']) {
       const page = await app.inject({ url, headers: { host } })

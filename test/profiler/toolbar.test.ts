@@ -53,7 +53,7 @@ t.test('injected just before the last </body> of an HTML page; Content-Length co
 
   await app.kernelProfiler!.settled()
   const profile = await app.kernelProfiler!.storage.load(token as string)
-  t.equal(profile?.response?.size, Buffer.byteLength(res.body), 'the profile records the size sent')
+  t.equal(profile?.collected.request?.response?.size, Buffer.byteLength(res.body), 'the profile records the size sent')
 })
 
 t.test('not injected where Symfony does not inject it, nor where it cannot be', async (t) => {
@@ -78,12 +78,12 @@ t.test('not injected where Symfony does not inject it, nor where it cannot be', 
   const noToolbar = await off.inject({ url: '/page', headers: { host } })
   t.ok(noToolbar.headers['x-debug-token'], 'profiler: { toolbar: false } keeps the profiler')
   t.equal(noToolbar.body, HTML, 'but adds no toolbar')
-  t.notOk(off.kernel.dispatcher.describe('kernel.response').some((l) => l.name === 'web debug toolbar'), 'nor its listener')
+  t.notOk(off.kernel.listeners('kernel.response').some((l) => l.name === 'web debug toolbar'), 'nor its listener')
 
   const prod = await buildApp({ debug: false, profiler: true }, {}, pages)
   t.teardown(() => prod.close())
   t.equal((await prod.inject({ url: '/page', headers: { host } })).body, HTML, 'production: never')
-  t.same(prod.kernel.dispatcher.describe('kernel.response').map((l) => l.name), [], 'production: no listener on the response path')
+  t.same(prod.kernel.listeners('kernel.response').map((l) => l.name), [], 'production: no listener on the response path')
   t.equal((await prod.inject({ url: '/_wdt/empty', headers: { host } })).statusCode, 404, 'production: no /_wdt routes')
 
   const remote = await buildApp({ debug: true, profiler: { allowedNetworks: ['203.0.113.0/24'] } }, {}, pages)
@@ -96,11 +96,11 @@ t.test('not injected where Symfony does not inject it, nor where it cannot be', 
 t.test('the toolbar listener runs after the profiler\'s, as Symfony\'s (-128 after -100), before the CSP nonces and robots', async (t) => {
   const app = await buildApp({ debug: true })
   t.teardown(() => app.close())
-  t.same(app.kernel.dispatcher.describe('kernel.response'), [
-    { name: 'profiler', priority: -100 },
-    { name: 'web debug toolbar', priority: -128 },
-    { name: 'content security policy nonces', priority: -130 },
-    { name: 'disallow robots indexing', priority: -255 }
+  t.same(app.kernel.listeners('kernel.response'), [
+    { stage: 'kernel.response', name: 'profiler', priority: -100, origin: 'profiler' },
+    { stage: 'kernel.response', name: 'web debug toolbar', priority: -128, origin: 'profiler' },
+    { stage: 'kernel.response', name: 'content security policy nonces', priority: -130, origin: 'kernel' },
+    { stage: 'kernel.response', name: 'disallow robots indexing', priority: -255, origin: 'kernel' }
   ])
 })
 

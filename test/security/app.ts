@@ -80,22 +80,29 @@ export async function securedApp (kernel: KernelOptions = {}, more?: (app: Fasti
   return await ready(app)
 }
 
-const waiting = new WeakMap<FastifyInstance, Array<(context: KernelContext) => void>>()
+/** What a request left: its kernel context, and what the kernel's collectors make of it. */
+interface Left { context: KernelContext, collected: ReturnType<FastifyInstance['kernel']['collect']> }
+
+const waiting = new WeakMap<FastifyInstance, Array<(left: Left) => void>>()
 
 /** Readies an app whose requests' contexts `call` can hand back (after kernel.terminate). */
 export async function ready (app: FastifyInstance): Promise<FastifyInstance> {
-  const queue: Array<(context: KernelContext) => void> = []
+  const queue: Array<(left: Left) => void> = []
   waiting.set(app, queue)
-  app.kernel.on(Stage.TERMINATE, (event) => { queue.shift()?.(event.context) }, { priority: -5000, name: 'test capture' })
+  app.kernel.on(Stage.TERMINATE, (event) => {
+    // the collectors run as the profiler runs them, whether or not it is on
+    const collected = app.kernel.collect({ request: event.request, reply: event.reply, context: event.context, aborted: event.aborted })
+    queue.shift()?.({ context: event.context, collected })
+  }, { priority: -5000, name: 'test capture' })
   await app.ready()
   return app
 }
 
-/** One request, and the kernel context it left (trace, attributes, collected). */
-export async function call (app: FastifyInstance, options: InjectOptions): Promise<{ res: LightMyRequestResponse, context: KernelContext }> {
-  const context = new Promise<KernelContext>((resolve) => { waiting.get(app)!.push(resolve) })
+/** One request, and what it left: the kernel context (trace, attributes, state) and the collected data. */
+export async function call (app: FastifyInstance, options: InjectOptions): Promise<{ res: LightMyRequestResponse } & Left> {
+  const left = new Promise<Left>((resolve) => { waiting.get(app)!.push(resolve) })
   const res = await app.inject({ ...options, headers: { host: HOST, ...(options.headers ?? {}) } })
-  return { res, context: await context }
+  return { res, ...await left }
 }
 
 /** The `name=value` part of the session cookie a response set, or null. */

@@ -89,12 +89,12 @@ t.test('logging in renews the CSRF secret: a token of the anonymous form is wort
   const app = await securedApp()
   t.teardown(() => app.close())
   const before = await loginForm(app)
-  const { res, context } = await postLogin(app, before.cookie, { _username: 'admin', _password: passwords.admin, _csrf_token: before.token })
+  const { res, collected } = await postLogin(app, before.cookie, { _username: 'admin', _password: passwords.admin, _csrf_token: before.token })
   const after = sessionCookie(res)!
-  t.notOk('_csrf' in (context.collected.session as { attributes: Record<string, unknown> }).attributes, 'the secret was not carried over')
+  t.notOk('_csrf' in (collected.session as { attributes: Record<string, unknown> }).attributes, 'the secret was not carried over')
   const stale = await call(app, { url: `/logout?_csrf_token=${encodeURIComponent(before.token)}`, headers: { cookie: after } })
   t.equal(stale.res.statusCode, 403)
-  t.equal((stale.context.collected.security as SecurityCollected).user, 'admin')
+  t.equal((stale.collected.security as SecurityCollected).user, 'admin')
 })
 
 t.test('csrf: false opts out (APIs, tests); csrfParameter renames the field', async (t) => {

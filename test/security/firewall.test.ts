@@ -15,13 +15,13 @@ t.test('kernel.request runs session < locale default < router < locale from rout
 t.test('an unmatched path fails at the router: the firewall never runs', async (t) => {
   const app = await securedApp({ profiler: false })
   t.teardown(() => app.close())
-  const { res, context } = await call(app, { url: '/admin/nope', headers: { accept: 'application/json' } })
+  const { res, context, collected } = await call(app, { url: '/admin/nope', headers: { accept: 'application/json' } })
   t.equal(res.statusCode, 404, 'a 404, not a 401, even under ^/admin')
   t.equal(res.json().detail, 'No route found for "GET http://example.test/admin/nope"')
   const listeners = context.trace.filter((e) => e.stage === 'kernel.request' && e.listener !== undefined).map((e) => e.listener)
   t.same(listeners, ['session', 'locale default', 'router'])
   // the profiler's security panel exists on every profile, as Symfony's: the anonymous state
-  t.match(context.collected.security, { firewall: null, authenticated: false, user: null, roles: [] })
+  t.match(collected.security, { firewall: null, authenticated: false, user: null, roles: [] })
 })
 
 t.test('a routing miss\'s profile opens the security panel (Symfony\'s name): no firewall, anonymous', async (t) => {
@@ -42,13 +42,14 @@ t.test('production collects nothing for a miss: no profiler reads it', async (t)
   t.teardown(() => app.close())
   const { res, context } = await call(app, { url: '/admin/nope', headers: { accept: 'application/json' } })
   t.equal(res.statusCode, 404)
-  t.equal(context.collected.security, undefined)
+  t.equal(context.get('security'), undefined, 'the firewall never ran: no security state')
+  t.equal(app.kernelProfiler, undefined, 'and no profiler runs the collectors')
 })
 
 t.test('/admin: anonymous 401 with the realm and an empty body, still through kernel.response', async (t) => {
   const app = await securedApp()
   t.teardown(() => app.close())
-  const { res, context } = await call(app, { url: '/admin' })
+  const { res, context, collected } = await call(app, { url: '/admin' })
   t.equal(res.statusCode, 401)
   t.equal(res.headers['www-authenticate'], 'Basic realm="Secured Area"')
   t.equal(res.body, '')
@@ -57,7 +58,7 @@ t.test('/admin: anonymous 401 with the realm and an empty body, still through ke
   t.equal(res.headers['set-cookie'], undefined, 'no session for an anonymous visitor')
   const stages = context.trace.filter((e) => e.listener === undefined).map((e) => e.stage)
   t.same(stages, ['kernel.request', 'kernel.exception', 'kernel.response', 'kernel.finish_request', 'kernel.terminate'])
-  t.same(context.collected.security, {
+  t.same(collected.security, {
     firewall: 'main',
     stateless: false,
     authenticated: false,
@@ -77,12 +78,12 @@ t.test('/admin: wrong credentials get the same 401, even on a public path', asyn
   const app = await securedApp()
   t.teardown(() => app.close())
   for (const authorization of [basic('admin', 'wrong'), basic('nobody', 'x'), basic('user', passwords.admin)]) {
-    const { res, context } = await call(app, { url: '/admin', headers: { authorization } })
+    const { res, collected } = await call(app, { url: '/admin', headers: { authorization } })
     t.equal(res.statusCode, 401, authorization)
     t.equal(res.headers['www-authenticate'], 'Basic realm="Secured Area"')
     t.equal(res.body, '')
     t.equal(res.headers['set-cookie'], undefined, 'no session for a failed login')
-    t.equal((context.collected.security as SecurityCollected).reason, 'Invalid credentials.')
+    t.equal((collected.security as SecurityCollected).reason, 'Invalid credentials.')
   }
   const pub = await call(app, { url: '/', headers: { authorization: basic('admin', 'wrong') } })
   t.equal(pub.res.statusCode, 401, 'Symfony: a failing authenticator answers wherever the path')
@@ -91,7 +92,7 @@ t.test('/admin: wrong credentials get the same 401, even on a public path', asyn
 t.test('/admin: a plain user gets 403 Access Denied. through the error controller (debug page)', async (t) => {
   const app = await securedApp()
   t.teardown(() => app.close())
-  const { res, context } = await call(app, { url: '/admin', headers: { authorization: basic('user', passwords.user) } })
+  const { res, collected } = await call(app, { url: '/admin', headers: { authorization: basic('user', passwords.user) } })
   t.equal(res.statusCode, 403)
   t.match(res.headers['content-type'], 'text/html')
   t.match(res.body, '<title>Access Denied. (403 Forbidden)</title>')
@@ -100,7 +101,7 @@ t.test('/admin: a plain user gets 403 Access Denied. through the error controlle
   t.equal(res.headers['x-debug-exception'], 'Access%20Denied.')
   t.equal(res.headers['www-authenticate'], undefined)
   t.equal(res.headers['x-robots-tag'], 'noindex')
-  t.same(context.collected.security, {
+  t.same(collected.security, {
     firewall: 'main',
     stateless: false,
     authenticated: true,
@@ -135,11 +136,11 @@ t.test('/admin in production: 403 short page or problem JSON, nothing internal',
 t.test('/admin: 200 for an admin; the role hierarchy gives admins ROLE_USER', async (t) => {
   const app = await securedApp()
   t.teardown(() => app.close())
-  const { res, context } = await call(app, { url: '/admin', headers: { authorization: basic('admin', passwords.admin) } })
+  const { res, collected } = await call(app, { url: '/admin', headers: { authorization: basic('admin', passwords.admin) } })
   t.equal(res.statusCode, 200)
   t.same(res.json(), { admin: 'admin' })
   t.equal(res.headers['set-cookie'], undefined, 'HTTP Basic keeps nothing in the session')
-  const security = context.collected.security as SecurityCollected
+  const security = collected.security as SecurityCollected
   t.same(security.roles, ['ROLE_ADMIN', 'ROLE_USER'])
   t.equal(security.decision, 'granted')
   const profile = await call(app, { url: '/profile', headers: { authorization: basic('admin', passwords.admin) } })
@@ -149,7 +150,7 @@ t.test('/admin: 200 for an admin; the role hierarchy gives admins ROLE_USER', as
   t.equal(asUser.res.statusCode, 200)
   const anon = await call(app, { url: '/' })
   t.equal(anon.res.statusCode, 200, 'no access rule: anonymous is fine')
-  t.equal((anon.context.collected.security as SecurityCollected).decision, 'none')
+  t.equal((anon.collected.security as SecurityCollected).decision, 'none')
 })
 
 t.test('Bearer on a stateless firewall', async (t) => {
@@ -162,8 +163,8 @@ t.test('Bearer on a stateless firewall', async (t) => {
   const ok = await call(app, { url: '/api/me', headers: { authorization: `Bearer ${tokens.admin}` } })
   t.equal(ok.res.statusCode, 200)
   t.same(ok.res.json(), { user: 'admin' })
-  t.equal((ok.context.collected.security as SecurityCollected).stateless, true)
-  t.equal((ok.context.collected.security as SecurityCollected).authenticator, 'bearer')
+  t.equal((ok.collected.security as SecurityCollected).stateless, true)
+  t.equal((ok.collected.security as SecurityCollected).authenticator, 'bearer')
   const bad = await call(app, { url: '/api/me', headers: { authorization: 'Bearer not-the-token' } })
   t.equal(bad.res.statusCode, 401)
   t.equal(bad.res.headers['www-authenticate'], 'Bearer realm="API", error="invalid_token", error_description="Invalid credentials."')

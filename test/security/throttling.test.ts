@@ -26,7 +26,7 @@ t.test('HTTP Basic: 5 failed logins per user name and client, then 429 with Retr
   t.match(refused.res.body, 'TooManyLoginAttemptsAuthenticationException', 'Symfony\'s exception is the cause')
   t.equal(refused.res.headers['www-authenticate'], undefined, 'no challenge: retrying now is pointless')
   t.equal(refused.res.headers['x-robots-tag'], 'noindex', 'kernel.response ran')
-  const security = refused.context.collected.security as SecurityCollected
+  const security = refused.collected.security as SecurityCollected
   t.equal(security.decision, 'unauthenticated')
   t.equal(security.reason, 'Too many failed login attempts, please try again in 1 minute.')
 

@@ -2,7 +2,7 @@ import t from 'tap'
 import { securedApp, call, login, loginForm, csrfToken, passwords, sessionCookie, ready, SECRET, formLoginSecurity } from '../security/app.js'
 import { createKernelApp } from '../../index.js'
 import { MemorySessionStore } from '../../src/session/memory-store.js'
-import type { SessionCollected } from '../../src/session/session-listeners.js'
+import type { SessionCollected } from '../../src/session/collector.js'
 
 // what these tests keep in sessions, typed as an app declares its own (@fastify/session)
 declare module 'fastify' {
@@ -23,10 +23,10 @@ t.test('lazy: a request that never writes to the session sets no cookie and stor
   })
   t.teardown(() => app.close())
   for (const url of ['/', '/read', '/fr/page', '/nope']) {
-    const { res, context } = await call(app, { url })
+    const { res, collected } = await call(app, { url })
     t.equal(res.headers['set-cookie'], undefined, url)
     if (url !== '/nope') {
-      t.same(context.collected.session, { exists: false, isNew: false, regenerated: false, cookieSet: false, idPrefix: null, attributes: {}, flashes: {} } satisfies SessionCollected, url)
+      t.same(collected.session, { exists: false, isNew: false, regenerated: false, cookieSet: false, idPrefix: null, attributes: {}, flashes: {} } satisfies SessionCollected, url)
     }
   }
   t.equal(store.size, 0, 'nothing created in the store')
@@ -39,7 +39,7 @@ t.test('lazy: a request that never writes to the session sets no cookie and stor
   t.match(set, /; HttpOnly/)
   t.match(set, /; SameSite=Lax/)
   t.notMatch(set, /; Secure/, 'plain HTTP: no Secure flag')
-  const collected = written.context.collected.session as SessionCollected
+  const collected = written.collected.session as SessionCollected
   t.equal(collected.exists, true)
   t.equal(collected.isNew, true)
   t.equal(collected.cookieSet, true)
@@ -50,7 +50,7 @@ t.test('lazy: a request that never writes to the session sets no cookie and stor
   const again = await call(app, { url: '/read', headers: { cookie: cookie! } })
   t.same(again.res.json(), { seen: 1 })
   t.equal(again.res.headers['set-cookie'], undefined, 'an unchanged session is not sent again')
-  const collectedAgain = again.context.collected.session as SessionCollected
+  const collectedAgain = again.collected.session as SessionCollected
   t.equal(collectedAgain.exists, true)
   t.equal(collectedAgain.isNew, false)
   t.equal(collectedAgain.cookieSet, false)
@@ -58,7 +58,7 @@ t.test('lazy: a request that never writes to the session sets no cookie and stor
 
   const form = await call(app, { url: '/login' })
   t.ok(sessionCookie(form.res), 'a page that renders a CSRF token (the login form) starts a session, as in Symfony')
-  t.same(Object.keys((form.context.collected.session as SessionCollected).attributes), ['_csrf'])
+  t.same(Object.keys((form.collected.session as SessionCollected).attributes), ['_csrf'])
   t.equal(store.size, 2)
 })
 
@@ -80,13 +80,13 @@ t.test('login regenerates the session id (no fixation) and keeps the session\'s 
   })
   t.teardown(() => app.close())
   const before = sessionCookie((await call(app, { url: '/write' })).res)!
-  const { res, context } = await login(app, 'admin', passwords.admin, before)
+  const { res, collected: left } = await login(app, 'admin', passwords.admin, before)
   t.equal(res.statusCode, 302)
   t.equal(res.headers.location, 'http://example.test/')
   const after = sessionCookie(res)!
   t.ok(after)
   t.not(after, before, 'a new session id after login')
-  const collected = context.collected.session as SessionCollected
+  const collected = left.session as SessionCollected
   t.equal(collected.regenerated, true)
   t.same(collected.attributes._security_main, { username: 'admin', authenticator: 'formLogin' })
   t.equal(store.size, 1, 'the old session is gone from the store')
@@ -107,7 +107,7 @@ t.test('a failed login writes nothing to the session, redirects back to the form
   const { token, cookie } = await loginForm(app)
   t.equal(store.size, 1)
   for (const [username, password] of [['admin', 'wrong'], ['nobody', 'x'], ['admin', ''], ['a'.repeat(5000), 'x']]) {
-    const { res, context } = await call(app, {
+    const { res, collected } = await call(app, {
       method: 'POST',
       url: '/login',
       headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
@@ -116,7 +116,7 @@ t.test('a failed login writes nothing to the session, redirects back to the form
     t.equal(res.statusCode, 302)
     t.equal(res.headers.location, 'http://example.test/login?error=1')
     t.equal(res.headers['set-cookie'], undefined)
-    t.same(Object.keys((context.collected.session as SessionCollected).attributes), ['_csrf'], 'no user, no other data')
+    t.same(Object.keys((collected.session as SessionCollected).attributes), ['_csrf'], 'no user, no other data')
   }
   const missing = await call(app, { method: 'POST', url: '/login', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie }, payload: `_username[]=admin&_csrf_token=${token}` })
   t.equal(missing.res.statusCode, 302)
@@ -144,10 +144,10 @@ t.test('forged, tampered and expired cookies get a fresh, lazy session', async (
     `${name}=${'z'.repeat(4000)}`
   ]
   for (const cookie of forged) {
-    const { res, context } = await call(app, { url: '/read', headers: { cookie } })
+    const { res, collected } = await call(app, { url: '/read', headers: { cookie } })
     t.equal(res.statusCode, 200, cookie.slice(0, 40))
     t.same(res.json(), { user: null })
-    t.equal((context.collected.session as SessionCollected).exists, false)
+    t.equal((collected.session as SessionCollected).exists, false)
     t.match(String(res.headers['set-cookie']), /^sessionId=; Max-Age=0/, 'the bad cookie is cleared')
     t.equal((await call(app, { url: '/admin', headers: { cookie } })).res.statusCode, 401)
   }
@@ -178,10 +178,10 @@ t.test('flash messages live until read', async (t) => {
   t.teardown(() => app.close())
   const saved = await call(app, { method: 'POST', url: '/save' })
   const cookie = sessionCookie(saved.res)!
-  t.same((saved.context.collected.session as SessionCollected).flashes, { success: ['Saved.'] })
+  t.same((saved.collected.session as SessionCollected).flashes, { success: ['Saved.'] })
   const done = await call(app, { url: '/done', headers: { cookie } })
   t.same(done.res.json(), { messages: { success: ['Saved.'] } })
-  t.same((done.context.collected.session as SessionCollected).flashes, {})
+  t.same((done.collected.session as SessionCollected).flashes, {})
   t.same((await call(app, { url: '/done', headers: { cookie } })).res.json(), { messages: {} }, 'read once')
 })
 
@@ -191,12 +191,12 @@ t.test('logout destroys the session and clears the cookie', async (t) => {
   t.teardown(() => app.close())
   const cookie = sessionCookie((await login(app, 'admin', passwords.admin)).res)!
   // Symfony's logout link: the token in the query
-  const { res, context } = await call(app, { url: `/logout?_csrf_token=${encodeURIComponent(await csrfToken(app, cookie))}`, headers: { cookie } })
+  const { res, collected } = await call(app, { url: `/logout?_csrf_token=${encodeURIComponent(await csrfToken(app, cookie))}`, headers: { cookie } })
   t.equal(res.statusCode, 302)
   t.equal(res.headers.location, 'http://example.test/')
   t.match(String(res.headers['set-cookie']), /^sessionId=; Max-Age=0/)
   t.equal(store.size, 0)
-  t.equal((context.collected.session as SessionCollected).exists, false)
+  t.equal((collected.session as SessionCollected).exists, false)
   t.equal((await call(app, { url: '/admin', headers: { cookie } })).res.statusCode, 401)
 })
 

@@ -1,5 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import type { ExceptionEvent } from '../events.js'
+import { Priority, Stage } from '../stages.js'
+import { subscription } from '../dispatcher.js'
 import type { KernelResponse } from '../../http/response.js'
 import type { KernelContext } from '../context.js'
 import type { ErrorPageInput, RequestSummary } from '../../errors/error-controller.js'
@@ -75,7 +77,7 @@ export function createErrorController ({ debug, render, extensions, redactor, so
     }
     if (debug) {
       for (const extend of extensions()) Object.assign(input, extend(event))
-      if (sources !== undefined) input.chain = sources.chain(event.error, event.context.bag)
+      if (sources !== undefined) input.chain = sources.chain(event.error)
       if (format === 'html') input.styleNonce = responseNonces(event.context, event.reply).style
     }
     const plan = planErrorResponse(input)
@@ -89,4 +91,9 @@ export function createErrorController ({ debug, render, extensions, redactor, so
       event.setResponse(lastResortResponse(plan.statusCode, String(plan.model?.statusText ?? 'Error')))
     })
   }
+}
+
+/** The error controller as the last kernel.exception listener. */
+export function errorControllerSubscriptions (errorController: (event: ExceptionEvent) => void | Promise<void>) {
+  return [subscription(Stage.EXCEPTION, Priority.ERROR_CONTROLLER, 'error controller', errorController)]
 }

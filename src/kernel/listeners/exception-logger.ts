@@ -1,4 +1,6 @@
 import type { ExceptionEvent } from '../events.js'
+import { Priority, Stage } from '../stages.js'
+import { subscription } from '../dispatcher.js'
 import { statusOf } from '../../errors/flatten.js'
 
 /** Logs every exception once: server errors as errors, client errors as information. */
@@ -8,3 +10,5 @@ export function logException (event: ExceptionEvent): void {
   if (status >= 500) event.request.log.error({ err: event.error }, `Uncaught exception: ${message}`)
   else event.request.log.info({ statusCode: status }, message)
 }
+
+export const exceptionLoggerSubscriptions = [subscription(Stage.EXCEPTION, Priority.EXCEPTION_LOGGER, 'exception logger', logException)]

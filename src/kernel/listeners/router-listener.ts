@@ -1,5 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import type { RequestEvent } from '../events.js'
+import { Priority, Stage } from '../stages.js'
+import { subscription } from '../dispatcher.js'
 import type { RouteDefinition, RouteTable } from '../../routing/route-table.js'
 import { adoptRoute } from '../../routing/route-table.js'
 import { emptyParameter } from '../../routing/route-pattern.js'
@@ -30,8 +32,8 @@ function matchedRoute (table: RouteTable, options: FastifyRequest['routeOptions'
  * Symfony's RouterListener throws, so later request listeners (locale, firewall) and any
  * controller never run; the not-found handler then answers it (`context.routingError`).
  */
-export function createRouterListener (table: RouteTable, debug: boolean, trustedHosts?: TrustedHosts) {
-  return function router (event: RequestEvent): void {
+export function routerSubscriptions (table: RouteTable, debug: boolean, trustedHosts?: TrustedHosts) {
+  return [subscription(Stage.REQUEST, Priority.ROUTER, 'router', function router (event: RequestEvent): void {
     const { request, context } = event
     const { uri, invalidHost } = resolveRequestUri(request, trustedHosts)
     context.uri = uri
@@ -69,5 +71,5 @@ export function createRouterListener (table: RouteTable, debug: boolean, trusted
       context.attributes._controller = 'redirect'
       context.attributes._route_params = outcome.params as Record<string, string>
     }
-  }
+  })]
 }

@@ -1,7 +1,24 @@
 import { format } from 'node:util'
-import type { LogRecord } from '../profile.js'
+import type { Collector } from '../../kernel/collector.js'
 import type { Redactor } from '../../http/redact.js'
 import { truncate } from '../../http/redact.js'
+import { PROFILER_PATH, recordingOf } from '../recording.js'
+
+/** One log record of the request, as the logs panel shows it. */
+export interface LogRecord {
+  level: number
+  levelName: string
+  /** milliseconds since the request started */
+  offset: number
+  message: string
+  context: unknown
+}
+
+declare module '../../kernel/collector.js' {
+  interface CollectedData {
+    logs: LogRecord[]
+  }
+}
 
 /** pino's levels, by name and number. */
 const LEVELS: Array<[string, number]> = [['trace', 10], ['debug', 20], ['info', 30], ['warn', 40], ['error', 50], ['fatal', 60]]
@@ -109,4 +126,62 @@ export function formatLogs (captured: CapturedLogs | undefined, startOffset: num
     records.push({ level: 40, levelName: 'warn', offset: records.at(-1)?.offset ?? 0, message: `${captured.dropped} more log records were not kept`, context: null })
   }
   return records
+}
+
+function counts (records: readonly LogRecord[]): { errors: number, warnings: number } {
+  let errors = 0
+  let warnings = 0
+  for (const record of records) {
+    if (record.level >= 50) errors++
+    else if (record.level === 40) warnings++
+  }
+  return { errors, warnings }
+}
+
+/** The logs panel (Symfony's "logger"): the request's pino records, and the toolbar's logs item. */
+export const logsCollector: Collector<LogRecord[]> = {
+  name: 'logs',
+  label: 'Logs',
+  order: 40,
+  aliases: ['logger'],
+  template: 'profiler/collectors/logs.hbs',
+  masked: true,
+  schema: { type: 'array', items: { type: 'object', required: ['level', 'levelName', 'offset', 'message'], properties: { level: { type: 'number' }, levelName: { type: 'string' }, offset: { type: 'number' }, message: { type: 'string' } } } },
+  collect ({ context, redactor }) {
+    const recording = recordingOf(context)
+    if (recording === undefined) return []
+    return formatLogs(recording.logs, recording.logs === undefined ? 0 : recording.logs.origin - context.startedAt, redactor)
+  },
+  panel (records) {
+    const byLevel = new Map<string, number>()
+    for (const record of records) byLevel.set(record.levelName, (byLevel.get(record.levelName) ?? 0) + 1)
+    return {
+      empty: records.length === 0,
+      counts: [...byLevel].map(([level, count]) => ({ level, count })),
+      records: records.map((record) => ({
+        ...record,
+        levelClass: record.level >= 50 ? 'error' : record.level === 40 ? 'warning' : record.level <= 20 ? 'debug' : 'info',
+        context: record.context === null || record.context === undefined || (typeof record.context === 'object' && Object.keys(record.context as object).length === 0) ? '' : JSON.stringify(record.context, null, 2)
+      }))
+    }
+  },
+  badge (records) {
+    const { errors, warnings } = counts(records)
+    if (errors > 0) return { text: String(errors), kind: 'error' }
+    if (warnings > 0) return { text: String(warnings), kind: 'warning' }
+    return records.length > 0 ? { text: String(records.length), kind: 'info' } : undefined
+  },
+  toolbar (records, profile) {
+    if (records === undefined) return undefined
+    const { errors, warnings } = counts(records)
+    return {
+      total: records.length,
+      errors,
+      warnings,
+      // the figure on the bar: errors if any, else warnings, else every record
+      shown: errors > 0 ? errors : warnings > 0 ? warnings : records.length,
+      kind: errors > 0 ? 'error' : warnings > 0 ? 'warning' : null,
+      link: `${PROFILER_PATH}/${profile.token}?panel=logs`
+    }
+  }
 }

@@ -1,16 +1,55 @@
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { fastifyCookie } from '@fastify/cookie'
+import type { Collector, ProfileSummary } from '../../kernel/collector.js'
 import type { KernelContext } from '../../kernel/context.js'
-import type { RequestData } from '../profile.js'
 import type { Redactor } from '../../http/redact.js'
 import { REDACTED, truncate } from '../../http/redact.js'
 import { headerText } from '../../http/encoding.js'
 import { requestScheme } from '../../routing/request-uri.js'
+import { statusText } from '../../errors/flatten.js'
+import { recordingOf, PROFILER_PATH } from '../recording.js'
+import { statusKind } from '../pages/status.js'
+
+export type HeaderList = Array<[string, string]>
+
+export interface ResponseData {
+  statusCode: number
+  statusText: string
+  headers: HeaderList
+  contentType: string | null
+  /** bytes of the body, when known (null for streams) */
+  size: number | null
+}
+
+/** The request panel's data: the request as sent, and the response (null when the client left first). */
+export interface RequestData {
+  method: string
+  url: string
+  path: string
+  query: unknown
+  protocol: string
+  httpVersion: string
+  ip: string
+  headers: HeaderList
+  cookies: HeaderList
+  body: { contentType: string | null, length: number | null, content: unknown } | null
+  attributes: Array<[string, string]>
+  route: string | null
+  /** Symfony's `_controller` */
+  controller: string | null
+  response: ResponseData | null
+}
+
+declare module '../../kernel/collector.js' {
+  interface CollectedData {
+    request: RequestData
+  }
+}
 
 const MAX_HEADERS = 200
 const MAX_URL = 8192
 
-/** The request as sent, with each header once per line (raw order), secrets masked. */
+/** The request as sent, with each header once per line (raw order). */
 function rawHeaders (request: FastifyRequest): Array<[string, string]> {
   const raw = request.raw.rawHeaders
   const pairs: Array<[string, string]> = []
@@ -39,8 +78,36 @@ function body (request: FastifyRequest, redactor: Redactor): RequestData['body']
   return { contentType, length: Number.isFinite(length) ? length : null, content }
 }
 
-/** The request collector: method, URL, route, query, headers, cookies, body summary, client IP. */
-export function collectRequest (request: FastifyRequest, context: KernelContext, redactor: Redactor): RequestData {
+/** Bytes of a payload as `kernel.response` saw it; null when it is a stream. */
+export function payloadSize (payload: unknown): number | null {
+  if (payload === null || payload === undefined) return 0
+  if (typeof payload === 'string') return Buffer.byteLength(payload)
+  if (Buffer.isBuffer(payload) || payload instanceof Uint8Array) return payload.byteLength
+  return null
+}
+
+/** The response: status, headers (Set-Cookie masked), content type, size; null on a client abort. */
+function response (reply: FastifyReply, size: number | null, redactor: Redactor): ResponseData | null {
+  // on a client abort, terminate gets no reply, only the raw request
+  if (typeof reply.getHeaders !== 'function') return null
+  const headers: Array<[string, string]> = []
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    if (value === undefined) continue
+    for (const item of Array.isArray(value) ? value : [value]) headers.push([name, String(item)])
+  }
+  const contentType = reply.getHeader('content-type')
+  const length = Number(reply.getHeader('content-length'))
+  return {
+    statusCode: reply.statusCode,
+    statusText: statusText(reply.statusCode),
+    headers: redactor.headers(headers),
+    contentType: contentType === undefined ? null : String(contentType),
+    size: Number.isFinite(length) && reply.getHeader('content-length') !== undefined ? length : size
+  }
+}
+
+/** Method, URL, route, query, headers, cookies, body summary, client IP; and the response. */
+export function collectRequest (request: FastifyRequest, reply: FastifyReply, context: KernelContext, redactor: Redactor): RequestData {
   const uri = context.uri
   const url = context.requestUrl(request.url)
   const attributes: Array<[string, string]> = []
@@ -60,6 +127,105 @@ export function collectRequest (request: FastifyRequest, context: KernelContext,
     cookies: cookies(request, redactor),
     body: body(request, redactor),
     attributes,
-    route: typeof context.attributes._route === 'string' ? context.attributes._route : null
+    route: typeof context.attributes._route === 'string' ? context.attributes._route : null,
+    controller: typeof context.attributes._controller === 'string' ? context.attributes._controller : null,
+    response: response(reply, recordingOf(context)?.size ?? null, redactor)
+  }
+}
+
+function text (value: unknown): string {
+  if (typeof value === 'string') return value
+  if (value === null || value === undefined) return ''
+  return JSON.stringify(value) ?? String(value)
+}
+
+function rows (value: unknown): Array<{ name: string, value: string }> {
+  if (typeof value !== 'object' || value === null) return []
+  return Object.entries(value).map(([name, item]) => ({ name, value: text(item) }))
+}
+
+function pairs (list: HeaderList | null | undefined): Array<{ name: string, value: string }> {
+  return (list ?? []).map(([name, value]) => ({ name, value }))
+}
+
+const pairList = { type: 'array', items: { type: 'array', items: { type: 'string' }, minItems: 2, maxItems: 2 } }
+
+/** The request panel (Symfony's "Request / Response") and the toolbar's status item. */
+export const requestCollector: Collector<RequestData> = {
+  name: 'request',
+  label: 'Request / Response',
+  order: 10,
+  template: 'profiler/collectors/request.hbs',
+  masked: true,
+  schema: {
+    type: 'object',
+    required: ['method', 'url', 'path', 'protocol', 'httpVersion', 'ip', 'headers', 'cookies', 'attributes'],
+    properties: {
+      method: { type: 'string' },
+      url: { type: 'string' },
+      path: { type: 'string' },
+      protocol: { type: 'string' },
+      httpVersion: { type: 'string' },
+      ip: { type: 'string' },
+      headers: pairList,
+      cookies: pairList,
+      attributes: pairList,
+      route: { type: ['string', 'null'] },
+      controller: { type: ['string', 'null'] },
+      body: { anyOf: [{ type: 'null' }, { type: 'object' }] },
+      response: {
+        anyOf: [{ type: 'null' }, {
+          type: 'object',
+          required: ['statusCode', 'statusText', 'headers'],
+          properties: { statusCode: { type: 'integer' }, statusText: { type: 'string' }, headers: pairList, contentType: { type: ['string', 'null'] }, size: { type: ['number', 'null'] } }
+        }]
+      }
+    }
+  },
+  collect ({ request, reply, context, redactor }) {
+    return collectRequest(request, reply, context, redactor)
+  },
+  panel (data) {
+    const locale = data.attributes.find(([name]) => name === '_locale')?.[1]
+    const response = data.response ?? null
+    return {
+      summary: [
+        { name: 'Method', value: data.method },
+        { name: 'URL', value: data.url },
+        { name: 'Path', value: data.path },
+        { name: 'Route', value: data.route ?? '(none)' },
+        { name: 'Client IP', value: data.ip },
+        { name: 'Protocol', value: `${data.protocol.toUpperCase()} / HTTP ${data.httpVersion}` },
+        ...(locale !== undefined ? [{ name: 'Locale', value: locale }] : [])
+      ],
+      query: rows(data.query),
+      attributes: pairs(data.attributes),
+      headers: pairs(data.headers),
+      cookies: pairs(data.cookies),
+      body: data.body === null || data.body === undefined
+        ? null
+        : { contentType: data.body.contentType ?? '(none)', length: data.body.length ?? '(unknown)', content: typeof data.body.content === 'string' ? data.body.content : data.body.content === null || data.body.content === undefined ? '' : JSON.stringify(data.body.content, null, 2) },
+      response: response === null
+        ? null
+        : {
+            statusCode: response.statusCode,
+            statusText: response.statusText,
+            contentType: response.contentType ?? '(none)',
+            size: response.size === null || response.size === undefined ? '(streamed)' : `${response.size} bytes`,
+            headers: pairs(response.headers)
+          }
+    }
+  },
+  toolbar (data, profile: ProfileSummary) {
+    return {
+      statusText: profile.statusCode === 0 ? 'aborted' : String(profile.statusCode),
+      statusKind: statusKind(profile.statusCode),
+      method: profile.method,
+      url: profile.url,
+      route: data?.route ?? null,
+      controller: data?.controller ?? null,
+      token: profile.token,
+      link: `${PROFILER_PATH}/${profile.token}?panel=request`
+    }
   }
 }

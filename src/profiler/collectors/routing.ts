@@ -1,22 +1,36 @@
+import type { Collector } from '../../kernel/collector.js'
 import type { KernelContext } from '../../kernel/context.js'
 import type { RouteDefinition } from '../../routing/route-table.js'
-import type { RoutingData } from '../../routing/trace.js'
-import { traceRoutes } from '../../routing/trace.js'
-import type { RouteTraceLine } from '../../routing/trace.js'
+import { routingOutcomeText, traceRoutes, VERDICT_TEXT } from '../../routing/trace.js'
+import type { RouteTraceLine, RoutingData } from '../../routing/trace.js'
+import { kKernelRoute } from '../../symbols.js'
+import { recordingOf } from '../recording.js'
+
+/** The routing panel's data: what routing decided, for this method and raw path. */
+export interface RoutingPanelData extends RoutingData {
+  method: string
+  path: string
+}
+
+declare module '../../kernel/collector.js' {
+  interface CollectedData {
+    routing: RoutingPanelData
+  }
+}
 
 /** The match trace of a miss, computed once per request (the 404 page and the profile share it). */
 export function missTrace (routes: readonly RouteDefinition[], method: string, context: KernelContext): RouteTraceLine[] | null {
   if (context.routing === undefined || context.uri === undefined) return null
-  const cached = context.bag.get('profiler.routeTrace') as RouteTraceLine[] | undefined
-  if (cached !== undefined) return cached
+  const recording = recordingOf(context)
+  if (recording?.routeTrace !== undefined) return recording.routeTrace
   const trace = traceRoutes(routes, method, context.uri.path)
-  context.bag.set('profiler.routeTrace', trace)
+  if (recording !== undefined) recording.routeTrace = trace
   return trace
 }
 
 /**
- * The routing collector: the matched route with its parameters, or for a miss what the matcher
- * decided (404, 405 with Allow, the trailing-slash redirect) and each route's reason.
+ * What routing decided: the matched route with its parameters, or for a miss what the matcher
+ * answered (404, 405 with Allow, the trailing-slash redirect) and each route's reason.
  */
 export function collectRouting (routes: readonly RouteDefinition[], method: string, context: KernelContext, matched: RouteDefinition | undefined): RoutingData {
   const outcome = context.routing
@@ -49,4 +63,53 @@ export function collectRouting (routes: readonly RouteDefinition[], method: stri
       break
   }
   return data
+}
+
+function rows (value: Record<string, unknown>): Array<{ name: string, value: string }> {
+  return Object.entries(value).map(([name, item]) => ({ name, value: typeof item === 'string' ? item : JSON.stringify(item) ?? '' }))
+}
+
+const OUTCOME_BADGE: Partial<Record<RoutingData['outcome'], string>> = { redirect: '301', none: '—', 'method-not-allowed': '405', 'not-found': '404' }
+
+/** The routing panel: the matched route, or why nothing matched, and every route's verdict. */
+export function routingCollector (routes: () => readonly RouteDefinition[]): Collector<RoutingPanelData> {
+  return {
+    name: 'routing',
+    label: 'Routing',
+    order: 50,
+    aliases: ['router'],
+    template: 'profiler/collectors/routing.hbs',
+    masked: true,
+    schema: {
+      type: 'object',
+      required: ['outcome', 'allow', 'method', 'path'],
+      properties: {
+        outcome: { enum: ['matched', 'redirect', 'not-found', 'method-not-allowed', 'none'] },
+        route: { anyOf: [{ type: 'null' }, { type: 'object', required: ['name', 'url', 'methods'], properties: { name: { type: 'string' }, url: { type: 'string' }, methods: { type: 'array', items: { type: 'string' } }, params: { type: 'object' } } }] },
+        allow: { type: 'array', items: { type: 'string' } },
+        method: { type: 'string' },
+        path: { type: 'string' },
+        trace: { anyOf: [{ type: 'null' }, { type: 'array', items: { type: 'object', required: ['name', 'methods', 'path', 'verdict', 'reason'], properties: { methods: { type: 'array', items: { type: 'string' } } } } }] }
+      }
+    },
+    collect ({ request, context }) {
+      const matched = (request.routeOptions?.config as unknown as Record<symbol, unknown> | undefined)?.[kKernelRoute] as RouteDefinition | undefined
+      return { ...collectRouting(routes(), request.method, context, matched), method: request.method, path: context.uri?.path ?? request.url.split('?')[0] }
+    },
+    panel (routing) {
+      // a matched request stores no trace: the table is traced now, against this app's routes
+      const trace = routing.trace ?? traceRoutes(routes(), routing.method, routing.path)
+      return {
+        outcome: routing.outcome,
+        outcomeText: routingOutcomeText(routing),
+        route: routing.route === null || routing.route === undefined ? null : { ...routing.route, methods: routing.route.methods.join(', '), params: rows(routing.route.params ?? {}) },
+        trace: trace.map((line) => ({ ...line, methods: line.methods.join(', '), verdictText: VERDICT_TEXT[line.verdict] })),
+        tracedNow: routing.trace === null || routing.trace === undefined
+      }
+    },
+    badge (routing) {
+      const text = OUTCOME_BADGE[routing.outcome]
+      return text === undefined ? undefined : { text, kind: 'warning' }
+    }
+  }
 }

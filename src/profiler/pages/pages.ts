@@ -1,19 +1,15 @@
+import type { Collector } from '../../kernel/collector.js'
 import type { Profile, ProfileSummary } from '../profile.js'
-import type { RouteDefinition } from '../../routing/route-table.js'
 import type { ProfileFilter } from '../storage/storage.js'
-import { availablePanels, panelBadge, panelLabel, panelModel } from './panels.js'
-
-const BASE = '/_profiler'
+import { PROFILER_PATH as BASE } from '../recording.js'
+import type { Panels } from './panels.js'
+import { statusKind } from './status.js'
 
 /** The layout's data: a page is the layout plus one content partial. */
 export interface PageModel {
   title: string
   contentPartial: string
   [key: string]: unknown
-}
-
-export function statusKind (status: number): string {
-  return status >= 500 ? 'error' : status >= 400 ? 'warning' : status >= 300 ? 'redirect' : status > 0 ? 'success' : 'none'
 }
 
 function when (epochMs: number): string {
@@ -33,25 +29,18 @@ function summaryRow (summary: ProfileSummary): object {
   }
 }
 
-/** A stored profile, one panel shown; `panel` is known to be available. */
-export function profilePage (profile: Profile, panel: string, neighbours: { previous?: string, next?: string }, routes: readonly RouteDefinition[]): PageModel {
-  const { partial, data } = panelModel(profile, panel, routes)
+/** A stored profile, one panel shown; `collector`'s panel is known to be available. */
+export function profilePage (profile: Profile, collector: Collector<unknown>, panels: Panels, neighbours: { previous?: string, next?: string }): PageModel {
+  const panel = collector.name
   return {
-    title: `${profile.method} ${profile.url} (${profile.token}) — ${panelLabel(panel)}`,
+    title: `${profile.method} ${profile.url} (${profile.token}) — ${collector.label}`,
     contentPartial: 'profile',
     summary: { ...summaryRow(profile), duration: profile.duration, aborted: profile.aborted },
     previous: neighbours.previous === undefined ? null : `${BASE}/${neighbours.previous}?panel=${panel}`,
     next: neighbours.next === undefined ? null : `${BASE}/${neighbours.next}?panel=${panel}`,
-    menu: availablePanels(profile).map((name) => ({
-      name,
-      label: panelLabel(name),
-      active: name === panel,
-      href: `${BASE}/${profile.token}?panel=${encodeURIComponent(name)}`,
-      badge: panelBadge(profile, name)
-    })),
+    menu: panels.menu(profile, panel),
     panel,
-    panelPartial: partial,
-    data
+    panelHtml: panels.panelHtml(profile, collector)
   }
 }
 

@@ -5,7 +5,7 @@ import { templatesDir } from '../../config/paths.js'
 import { responseNonces } from '../../kernel/listeners/csp-nonces.js'
 import type { CspNonces } from '../../http/csp.js'
 import type { FastifyRequest } from 'fastify'
-import { TOOLBAR_PATH, recordingOf } from '../profiler.js'
+import { TOOLBAR_PATH, recordingOf } from '../recording.js'
 import { TOOLBAR_OPT_OUT_HEADER, acceptsToolbar, injectToolbar } from './inject.js'
 
 const ASSETS = join(templatesDir, 'profiler', 'toolbar')
