@@ -1,5 +1,5 @@
 import type { KernelContext } from '../kernel/context.js'
-import type { CapturedLogs } from './collectors/logs.js'
+import type { CapturedLogs } from './log-capture.js'
 import type { RouteTraceLine } from '../routing/trace.js'
 
 export const PROFILER_PATH = '/_profiler'

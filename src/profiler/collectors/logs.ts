@@ -3,6 +3,8 @@ import type { Collector } from '../../kernel/collector.js'
 import type { Redactor } from '../../http/redact.js'
 import { truncate } from '../../http/redact.js'
 import { PROFILER_PATH, recordingOf } from '../recording.js'
+import { LEVEL_NAMES } from '../log-capture.js'
+import type { CapturedLogs } from '../log-capture.js'
 
 /** One log record of the request, as the logs panel shows it. */
 export interface LogRecord {
@@ -17,75 +19,6 @@ export interface LogRecord {
 declare module '../../kernel/collector.js' {
   interface CollectedData {
     logs: LogRecord[]
-  }
-}
-
-/** pino's levels, by name and number. */
-const LEVELS: Array<[string, number]> = [['trace', 10], ['debug', 20], ['info', 30], ['warn', 40], ['error', 50], ['fatal', 60]]
-const LEVEL_NAMES = new Map(LEVELS.map(([name, level]) => [level, name]))
-const MAX_RECORDS = 500
-
-/** A log call as it was made; formatted only when the profile is built, after the response. */
-export interface RawLogCall {
-  level: number
-  offset: number
-  args: unknown[]
-}
-
-export interface CapturedLogs {
-  calls: RawLogCall[]
-  dropped: number
-  /** performance.now() origin the offsets count from */
-  origin: number
-}
-
-// Fastify's FastifyChildLoggerFactory, without tying this module to Fastify's generics
-type ChildLoggerFactory = (this: any, logger: any, bindings: any, options: any, rawRequest: any) => any
-
-const kCaptured = Symbol('fastify-kernel.captured-logs')
-const kOriginal = Symbol('fastify-kernel.original-logger')
-
-/**
- * The level methods of a capturing logger, made once: each notes the call in the request's
- * record list and calls the real method. Shared, so a request costs no closures; `this` is the
- * capturing logger or one of its children, which inherit both symbols.
- */
-const CAPTURING_METHODS: Array<[string, (this: any, ...args: unknown[]) => unknown]> = LEVELS.map(([name, level]) => [name, function (this: any, ...args: unknown[]) {
-  const captured = this[kCaptured] as CapturedLogs
-  if (captured.calls.length < MAX_RECORDS) captured.calls.push({ level, offset: performance.now() - captured.origin, args })
-  else captured.dropped++
-  return this[kOriginal][name].apply(this, args)
-}])
-
-/**
- * Captures each request's log calls for the profiler. Fastify creates `request.log` before any
- * hook runs, through its child logger factory: this factory asks the previous one for the
- * child, as before, and gives back an object inheriting from it whose level methods note the
- * call and then call the real method. What the app's logger prints does not change; children
- * of `request.log` inherit the capture. The records hang on that logger (a symbol, not a
- * WeakMap: thousands of live weak entries make every garbage collection slower).
- */
-export class LogCapture {
-  /** @param capturing whether a request made now may be profiled (the profiler is not saturated) */
-  factory (previous: ChildLoggerFactory, capturing: () => boolean = () => true): ChildLoggerFactory {
-    return function profiledChildLogger (this: any, logger, bindings, options, rawRequest) {
-      const child = previous.call(this, logger, bindings, options, rawRequest)
-      if (!capturing()) return child
-      const captured: CapturedLogs = { calls: [], dropped: 0, origin: performance.now() }
-      const capturer = Object.create(child)
-      capturer[kCaptured] = captured
-      capturer[kOriginal] = child
-      for (const [name, method] of CAPTURING_METHODS) capturer[name] = method
-      return capturer
-    }
-  }
-
-  /**
-   * The calls captured for a request, read from its logger (`request.log`, what the factory
-   * made): nothing is written on Node's request object, whose shape V8 optimises for.
-   */
-  take (requestLog: object): CapturedLogs | undefined {
-    return (requestLog as { [kCaptured]?: CapturedLogs })[kCaptured]
   }
 }
 
