@@ -31,6 +31,7 @@ import { logsCollector } from '../src/profiler/collectors/logs.js'
 import { routingCollector } from '../src/profiler/collectors/routing.js'
 import { eventsCollector } from '../src/profiler/collectors/events.js'
 import { KNOWN_HELPERS } from './views.js'
+import type { Clock } from '../src/clock.js'
 import type { PageModel } from '../src/profiler/pages/pages.js'
 import { lastQueryValue, neighboursOf, noProfilesPage, parseFilter, profilePage, searchPage, tokenNotFoundPage } from '../src/profiler/pages/pages.js'
 
@@ -41,22 +42,22 @@ const PARTIALS: Record<string, string> = {
   ...TRACE_PARTIALS
 }
 
-async function openStorage (options: ResolvedProfilerOptions, app: FastifyInstance): Promise<ProfileStorage> {
+async function openStorage (options: ResolvedProfilerOptions, app: FastifyInstance, clock: Clock): Promise<ProfileStorage> {
   if (options.storage === 'redis') {
     try {
-      return await RedisProfileStorage.open({ ...options.redis!, maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs, log: app.log })
+      return await RedisProfileStorage.open({ ...options.redis!, maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs, log: app.log, clock })
     } catch (error) {
       throw new KernelError('KERNEL_REDIS_UNAVAILABLE', `fastify-kernel: the profiler cannot reach Redis: ${(error as Error).message}`, { cause: error })
     }
   }
   if (options.storage === 'file') {
     try {
-      return await FileProfileStorage.open(options.directory, { maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs }, app.log)
+      return await FileProfileStorage.open(options.directory, { maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs }, app.log, { clock })
     } catch (error) {
       throw new KernelError('KERNEL_INVALID_OPTIONS', `fastify-kernel: the profiler cannot use its folder "${options.directory}": ${(error as Error).message}`, { cause: error })
     }
   }
-  return new MemoryProfileStorage({ maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs, maxBytes: options.maxMemory })
+  return new MemoryProfileStorage({ maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs, maxBytes: options.maxMemory }, clock)
 }
 
 /**
@@ -68,7 +69,7 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   const profilerOptions = resolveProfilerOptions(options.profiler, options.debug)
   if (!options.debug || profilerOptions === undefined) return
 
-  const storage = await openStorage(profilerOptions, app)
+  const storage = await openStorage(profilerOptions, app, options.clock)
   if (storage.kind === 'memory' && cluster.isWorker) {
     app.log.warn('fastify-kernel: the profiler keeps profiles in this process\'s memory, and this is a node:cluster worker: a token shown by one worker is "not found" on the others. Use the Redis storage to share profiles between processes.')
   }

@@ -54,7 +54,7 @@ function registerAccessChecks (app: FastifyInstance, kernel: Kernel): void {
 
 async function registerSecurity (app: FastifyInstance, kernel: Kernel, options: ResolvedKernelOptions, sessionCookie: SessionCookie | null): Promise<void> {
   const { options: securityOptions, firewalls, accessControl, passwordChecks } = resolveSecurityOptions(options.security, sessionCookie !== null)
-  const security = new Security(securityOptions, firewalls, accessControl, passwordChecks)
+  const security = new Security(securityOptions, firewalls, accessControl, passwordChecks, options.clock)
   app.decorate('kernelSecurity', security)
   if (firewalls.some((f) => (f.formLogin?.csrfParameter ?? f.logout?.csrfParameter ?? null) !== null)) await registerCsrfProtection(app)
   kernel.subscribe([...firewallSubscriptions(security), ...securityExceptionSubscriptions], 'security')

@@ -28,7 +28,7 @@ export async function registerSession (app: FastifyInstance, kernel: Kernel, opt
   const session = resolveSessionOptions(options.session)
   const signer = new fastifyCookie.Signer(session.secrets, 'sha256')
   const guarded = session.store === undefined ? undefined : new GuardedSessionStore(session.store, session.storeTimeoutMs, app.log)
-  const store = guarded ?? new MemorySessionStore({ maxSessions: session.maxSessions, maxAnonymousSessions: session.maxAnonymousSessions, ttlSeconds: session.ttl, isAuthenticated: holdsUser })
+  const store = guarded ?? new MemorySessionStore({ maxSessions: session.maxSessions, maxAnonymousSessions: session.maxAnonymousSessions, ttlSeconds: session.ttl, isAuthenticated: holdsUser, clock: options.clock })
   if (guarded === undefined && cluster.isWorker) {
     app.log.warn('fastify-kernel: sessions are kept in this process\'s memory, and this is a node:cluster worker: a login on one worker is unknown to the others. Give the session option a shared store (Redis).')
   }

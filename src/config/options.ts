@@ -5,6 +5,8 @@ import type { SessionOptions } from '../session/options.js'
 import type { LocaleOptions } from '../locale/options.js'
 import type { SecurityOptions } from '../security/options.js'
 import { invalidHostPatterns } from '../routing/trusted-hosts.js'
+import type { Clock } from '../clock.js'
+import { isClock, systemClock } from '../clock.js'
 
 /** Options of `app.register(kernel, options)`. */
 export interface KernelOptions {
@@ -47,6 +49,13 @@ export interface KernelOptions {
   locale?: LocaleOptions
   /** firewalls, users and access rules (docs/security.md) */
   security?: SecurityOptions
+  /**
+   * the time the kernel's stores read: the profile storages (`maxAge`, the Redis storage's retry
+   * delay), the default session store (`ttl`) and login throttling (`interval`, in memory).
+   * Default: the system clock. For tests: a clock they advance instead of waiting. Request
+   * timings, profile timestamps and time bounds on I/O always use the real time.
+   */
+  clock?: Clock
 }
 
 export interface ResolvedKernelOptions {
@@ -62,6 +71,7 @@ export interface ResolvedKernelOptions {
   session: KernelOptions['session']
   locale: KernelOptions['locale']
   security: KernelOptions['security']
+  clock: Clock
 }
 
 const schema = {
@@ -79,6 +89,7 @@ const schema = {
     session: { type: 'object' },
     locale: { type: 'object' },
     security: { type: 'object' },
+    clock: { type: 'object' },
     // added by Fastify's register() itself
     prefix: { type: 'string' },
     logLevel: { type: 'string' },
@@ -100,6 +111,9 @@ export function resolveKernelOptions (options: unknown): ResolvedKernelOptions {
     throw new KernelError('KERNEL_INVALID_OPTIONS', `fastify-kernel: invalid options: ${problems.join('; ')}.`)
   }
   const o = given as KernelOptions
+  if (o.clock !== undefined && !isClock(o.clock)) {
+    throw new KernelError('KERNEL_INVALID_OPTIONS', 'fastify-kernel: invalid options: option "clock" must have now() and monotonic() functions.')
+  }
   const badPatterns = invalidHostPatterns(o.trustedHosts ?? [])
   if (badPatterns.length > 0) {
     throw new KernelError('KERNEL_INVALID_OPTIONS', `fastify-kernel: invalid options: option "trustedHosts" has patterns that are not regular expressions: ${badPatterns.join('; ')}.`)
@@ -116,6 +130,7 @@ export function resolveKernelOptions (options: unknown): ResolvedKernelOptions {
     profiler: o.profiler,
     session: o.session,
     locale: o.locale,
-    security: o.security
+    security: o.security,
+    clock: o.clock ?? systemClock
   }
 }

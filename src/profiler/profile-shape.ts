@@ -63,9 +63,10 @@ export function isProfile (value: unknown, token: string, now = Date.now()): val
 
 /**
  * Parses a stored profile; undefined (and `problem` called) when it is not one: truncated,
- * corrupt, of another shape or another token.
+ * corrupt, of another shape or another token. `now` (epoch ms): the storage's clock, what a
+ * profile may not be dated after.
  */
-export function parseProfile (text: string, token: string, problem: (error: Error) => void): Profile | undefined {
+export function parseProfile (text: string, token: string, problem: (error: Error) => void, now = Date.now()): Profile | undefined {
   let value: unknown
   try {
     value = JSON.parse(text)
@@ -73,7 +74,7 @@ export function parseProfile (text: string, token: string, problem: (error: Erro
     problem(error as Error)
     return undefined
   }
-  if (isProfile(value, token)) return value
+  if (isProfile(value, token, now)) return value
   problem(new Error('the data is not a profile of this version, or not the one of this token'))
   return undefined
 }

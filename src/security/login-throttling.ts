@@ -1,7 +1,10 @@
 import { createHash } from 'node:crypto'
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts } from 'rate-limiter-flexible'
-import type { RateLimiterAbstract } from 'rate-limiter-flexible'
+import { RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts } from 'rate-limiter-flexible'
+import type { RateLimiterLike } from 'rate-limiter-flexible'
 import { TooManyLoginAttemptsAuthenticationException } from './errors.js'
+import { ClockedMemoryLimiter } from './memory-limiter.js'
+import type { Clock } from '../clock.js'
+import { systemClock } from '../clock.js'
 
 /** A firewall's limits: `maxAttempts` failed logins per user name and client per `interval` seconds. */
 export interface LoginThrottlingLimits {
@@ -10,7 +13,7 @@ export interface LoginThrottlingLimits {
 }
 
 /**
- * Where the counters live. Default: in this process (rate-limiter-flexible's memory store).
+ * Where the counters live. Default: in this process (memory, its windows on the kernel's clock).
  * `redis`: an ioredis client (or node-redis 4+), so that replicas share their counters; each
  * call is bounded by `commandTimeout` ms, and while Redis fails the counters fall back to this
  * process's memory (rate-limiter-flexible's insurance limiter) rather than failing logins.
@@ -20,16 +23,18 @@ export interface LoginThrottlingStore {
 }
 
 /** Creates one counter: `points` per `duration` seconds, under its own key prefix. */
-export type CounterFactory = (name: string, points: number, duration: number) => RateLimiterAbstract
+export type CounterFactory = (name: string, points: number, duration: number) => RateLimiterLike
 
 export const DEFAULT_REDIS_PREFIX = 'fastify-kernel:login:'
 export const DEFAULT_REDIS_COMMAND_TIMEOUT = 250
 
-export function counterFactory (store: LoginThrottlingStore | undefined): CounterFactory {
-  if (store === undefined) return (name, points, duration) => new RateLimiterMemory({ keyPrefix: name, points, duration })
+/** `clock` times the windows of the counters kept in memory; Redis times the expiry of its own keys. */
+export function counterFactory (store: LoginThrottlingStore | undefined, clock: Clock = systemClock): CounterFactory {
+  const memory: CounterFactory = (name, points, duration) => new ClockedMemoryLimiter(name, points, duration, clock)
+  if (store === undefined) return memory
   const { client, prefix = DEFAULT_REDIS_PREFIX, commandTimeout = DEFAULT_REDIS_COMMAND_TIMEOUT } = store.redis
   return (name, points, duration) => {
-    const insuranceLimiter = new RateLimiterMemory({ keyPrefix: name, points, duration })
+    const insuranceLimiter = memory(name, points, duration)
     const limiter = new RateLimiterRedis({ storeClient: client, keyPrefix: prefix + name, points, duration, insuranceLimiter, rejectIfRedisNotReady: true })
     return new RLWrapperTimeouts({ limiter, timeoutMs: commandTimeout, insuranceLimiter })
   }
@@ -40,7 +45,7 @@ function hashKey (data: string): string {
   return createHash('sha256').update(data, 'utf8').digest('base64url').slice(0, 16)
 }
 
-type Taken = Array<[RateLimiterAbstract, string]>
+type Taken = Array<[RateLimiterLike, string]>
 
 /** An attempt counted by reserve(): what to give back once its outcome is known. */
 export interface LoginReservation {
@@ -62,8 +67,8 @@ export interface LoginReservation {
  * the limit. (An attempt the password-check gate refused keeps its count for the client.)
  */
 export class LoginThrottler {
-  private readonly perClient: RateLimiterAbstract
-  private readonly perUser: RateLimiterAbstract
+  private readonly perClient: RateLimiterLike
+  private readonly perUser: RateLimiterLike
 
   constructor (firewall: string, limits: LoginThrottlingLimits, counters: CounterFactory) {
     this.perClient = counters(`global:${firewall}:`, 5 * limits.maxAttempts, limits.interval)

@@ -14,6 +14,8 @@ import type { PasswordCheckLimits } from './password-check-gate.js'
 import { clientKey } from './client-key.js'
 import { HttpException, TooManyRequestsHttpException } from '../errors/http-exceptions.js'
 import { TooManyLoginAttemptsAuthenticationException } from './errors.js'
+import type { Clock } from '../clock.js'
+import { systemClock } from '../clock.js'
 
 /** SHA-256 (hex) of a bearer token: what the `bearer.tokens` option holds. */
 export function hashToken (token: string): string {
@@ -34,12 +36,12 @@ export class Security {
   /** verified when the user does not exist, so that unknown and known users take the same time */
   private readonly dummyHash: Promise<ReturnType<typeof parsePasswordHash>>
 
-  constructor (options: SecurityOptions, readonly firewalls: readonly ResolvedFirewall[], accessControl: readonly AccessRule[], passwordChecks: PasswordCheckLimits) {
+  constructor (options: SecurityOptions, readonly firewalls: readonly ResolvedFirewall[], accessControl: readonly AccessRule[], passwordChecks: PasswordCheckLimits, clock: Clock = systemClock) {
     this.provider = options.provider ?? new InMemoryUserProvider(options.users ?? {})
     this.hierarchy = new RoleHierarchy(options.roleHierarchy ?? {})
     this.accessMap = new AccessMap(accessControl)
     this.passwordChecks = new PasswordCheckGate(passwordChecks)
-    const counters = counterFactory(options.loginThrottlingStore)
+    const counters = counterFactory(options.loginThrottlingStore, clock)
     for (const firewall of firewalls) {
       if (firewall.loginThrottling !== null) this.throttlers.set(firewall.name, new LoginThrottler(firewall.name, firewall.loginThrottling, counters))
     }

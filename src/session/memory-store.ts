@@ -1,4 +1,6 @@
 import { LRUCache } from 'lru-cache'
+import type { Clock } from '../clock.js'
+import { lruCacheClock, systemClock } from '../clock.js'
 
 /**
  * The session store interface of @fastify/session (and express-session): callbacks, ids in,
@@ -24,8 +26,8 @@ export interface MemorySessionStoreOptions {
   isAuthenticated?: (session: Record<string, unknown>) => boolean
   /** a session unused for this many seconds is gone */
   ttlSeconds?: number
-  /** the clock, for tests (`performance.now()`-like, in milliseconds) */
-  now?: () => number
+  /** what ages the sessions (default the system clock): a test advances its own instead of waiting */
+  clock?: Clock
 }
 
 /**
@@ -42,13 +44,12 @@ export class MemorySessionStore implements SessionStore {
   private readonly isAuthenticated: (session: Record<string, unknown>) => boolean
 
   constructor (options: MemorySessionStoreOptions = {}) {
-    const now = options.now
+    const clock = options.clock ?? systemClock
     const cache = (max: number) => new LRUCache<string, string>({
       max,
       ttl: (options.ttlSeconds ?? 1800) * 1000,
       updateAgeOnGet: true,
-      // an injected clock is read on every check (lru-cache otherwise caches the time for 1 ms)
-      ...(now === undefined ? {} : { perf: { now }, ttlResolution: 0 })
+      ...lruCacheClock(clock)
     })
     const max = options.maxSessions ?? 10_000
     this.authenticated = cache(max)

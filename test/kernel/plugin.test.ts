@@ -60,6 +60,11 @@ t.test('options are validated: unknown or wrongly typed options fail register', 
   const wrongType = Fastify()
   t.teardown(() => wrongType.close())
   await t.rejects(async () => { await wrongType.register(kernel, { debug: 'yes' } as never).ready() }, { message: /option "debug" must be boolean/ })
+  for (const [clock, message] of [[5, /option "clock" must be object/], [{ now: () => 0 }, /option "clock" must have now\(\) and monotonic\(\) functions/]] as const) {
+    const wrongClock = Fastify()
+    t.teardown(() => wrongClock.close())
+    await t.rejects(async () => { await wrongClock.register(kernel, { clock } as never).ready() }, { code: 'KERNEL_INVALID_OPTIONS', message }, String(message))
+  }
 })
 
 t.test('an app with its own not-found handler: notFoundHandler false and kernel.notFound()', async (t) => {

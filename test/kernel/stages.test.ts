@@ -1,4 +1,5 @@
 import t from 'tap'
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../helpers.js'
 import { Stage, Priority } from '../../index.js'
@@ -94,7 +95,8 @@ t.test('a request listener can answer the request; later listeners and the contr
 t.test('stopPropagation stops the stage; async listeners are awaited in order', async (t) => {
   const app = await buildApp({ debug: true })
   const order: string[] = []
-  app.kernel.on(Stage.CONTROLLER, async () => { await new Promise((resolve) => setTimeout(resolve, 5)); order.push('async first') }, { priority: 10 })
+  // resumes on a later turn of the event loop: only an awaiting dispatcher runs it before the stopper
+  app.kernel.on(Stage.CONTROLLER, async () => { await nextTurn(); order.push('async first') }, { priority: 10 })
   app.kernel.on(Stage.CONTROLLER, (event) => { order.push('stopper'); event.stopPropagation() }, { priority: 5 })
   app.kernel.on(Stage.CONTROLLER, () => { order.push('never') }, { priority: 1 })
   t.teardown(() => app.close())
@@ -165,8 +167,10 @@ t.test('bad listener registrations fail with clear errors', async (t) => {
 
 t.test('a client that goes away still gets kernel.terminate (aborted), never a leak', async (t) => {
   let release: () => void = () => {}
+  let entered!: () => void
+  const started = new Promise<void>((resolve) => { entered = resolve })
   const app = await buildApp({ debug: true }, {}, (app) => {
-    app.get('/slow', async () => { await new Promise<void>((resolve) => { release = resolve }); return 'late' })
+    app.get('/slow', async () => { entered(); await new Promise<void>((resolve) => { release = resolve }); return 'late' })
   })
   const terminated = new Promise<{ aborted: boolean, stages: string[] }>((resolve) => {
     app.kernel.on(Stage.TERMINATE, (event) => {
@@ -178,7 +182,7 @@ t.test('a client that goes away still gets kernel.terminate (aborted), never a l
   const { connect } = await import('node:net')
   const socket = connect((app.server.address() as { port: number }).port, '127.0.0.1')
   socket.write('GET /slow HTTP/1.1\r\nHost: example.test\r\n\r\n')
-  await new Promise((resolve) => setTimeout(resolve, 50))
+  await started
   socket.destroy()
   const result = await terminated
   release()

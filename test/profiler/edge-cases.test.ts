@@ -1,21 +1,27 @@
 import t from 'tap'
 import { request as httpRequest } from 'node:http'
 import { buildApp } from '../helpers.js'
+import { Priority, Stage } from '../../index.js'
 import { host, page, profiled } from './helpers.js'
 
 t.test('a client that goes away: terminate still saves the profile, marked aborted', async (t) => {
+  let entered!: () => void
+  const started = new Promise<void>((resolve) => { entered = resolve })
   let release!: () => void
-  const started = new Promise<void>((resolve) => {
-    release = resolve
-  })
+  const held = new Promise<void>((resolve) => { release = resolve })
+  let terminated!: () => void
+  const terminate = new Promise<void>((resolve) => { terminated = resolve })
   const app = await buildApp({ debug: true }, {}, (app) => {
     app.get('/slow', async () => {
-      release()
-      await new Promise((resolve) => setTimeout(resolve, 200))
+      entered()
+      await held
       return 'late'
     })
+    // after the profile save's listener: the save has begun when this runs
+    app.kernel.on(Stage.TERMINATE, () => { terminated() }, { priority: Priority.PROFILE_SAVE - 1 })
   })
-  t.teardown(() => app.close())
+  // the controller is still running while the test looks: it ends with the test
+  t.teardown(() => { release(); return app.close() })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const port = (app.server.address() as { port: number }).port
   const client = httpRequest({ port, path: '/slow', headers: { host } })
@@ -23,7 +29,7 @@ t.test('a client that goes away: terminate still saves the profile, marked abort
   client.end()
   await started
   client.destroy()
-  await new Promise((resolve) => setTimeout(resolve, 300))
+  await terminate
   await app.kernelProfiler!.settled()
   const [summary] = await app.kernelProfiler!.storage.find({ url: '/slow' })
   t.ok(summary, 'the aborted request has a profile')

@@ -1,11 +1,13 @@
 import t from 'tap'
 import type { Test } from 'tap'
+import { once } from 'node:events'
 import { Redis } from 'ioredis'
-import { RedisProfileStorage } from '../../src/profiler/storage/redis.js'
+import { RedisProfileStorage, RETRY_AFTER_MS } from '../../src/profiler/storage/redis.js'
 import type { Profile } from '../../src/profiler/profile.js'
 import { buildApp } from '../helpers.js'
 import { fakeProfileMaker, host } from './helpers.js'
 import { TestRedis } from '../redis/server.js'
+import { ManualClock } from '../clock.js'
 
 const fakeProfile = fakeProfileMaker(0x200000)
 
@@ -69,7 +71,8 @@ t.test('redis storage: tokens are unique across processes (set-if-absent), and a
     for (const [name, store] of [['one', one], ['two', two]] as const) {
       let token = store.reserveToken()
       // the pool refills in the background: wait for it as a quiet moment would
-      while (token === undefined) { await new Promise((resolve) => setTimeout(resolve, 1)); token = store.reserveToken() }
+      for (let refills = 0; token === undefined && refills < 3; refills++) { await store.refilled(); token = store.reserveToken() }
+      if (token === undefined) throw new Error('the pool did not refill')
       if (seen.has(token)) collisions++
       // held, as by requests in flight or saved profiles
       seen.set(token, name)
@@ -121,10 +124,31 @@ t.test('redis storage: old profiles leave the index and their bodies expire', as
   t.equal(await admin.exists(`fastify-kernel:{profiler}:p:${old.token}`), 0, 'and its body deleted')
 })
 
+t.test('redis storage: ages are read on its clock; Redis expires the keys itself', async (t) => {
+  const redis = await TestRedis.start(t)
+  const admin = redis.client(t)
+  const clock = new ManualClock()
+  const store = await RedisProfileStorage.open({ client: await appClient(t, redis), maxProfiles: 50, maxAgeMs: 60_000, log: quiet, clock })
+  t.teardown(() => store.close())
+  const old = reservedProfile(store, { time: clock.now() })
+  await store.save(old)
+  const pttl = Number(await admin.pttl(`fastify-kernel:{profiler}:p:${old.token}`))
+  t.ok(pttl > 59_000 && pttl <= 60_000, `Redis expires its body after maxAge (${pttl} ms left)`)
+  clock.advance(60_000)
+  t.same((await store.find()).map((s) => s.token), [old.token], 'as old as maxAge: found')
+  clock.advance(1)
+  t.same(await store.find(), [], 'older: not found, though Redis still holds it')
+  t.equal(await admin.exists(`fastify-kernel:{profiler}:p:${old.token}`), 1)
+  await store.save(reservedProfile(store, { time: clock.now() }))
+  t.equal(await admin.zcard('fastify-kernel:{profiler}:index'), 1, 'the next save trims it from the index')
+  t.equal(await admin.exists(`fastify-kernel:{profiler}:p:${old.token}`), 0, 'and deletes its body')
+})
+
 t.test('the app with redis storage: Redis down never fails a request, drops are counted and shown, saves resume when it is back', async (t) => {
   const redis = await TestRedis.start(t)
   const client = await appClient(t, redis)
-  const app = await buildApp({ debug: true, profiler: { storage: 'redis', redis: { client, commandTimeout: 300 }, saveBudget: 1 } })
+  const clock = new ManualClock()
+  const app = await buildApp({ debug: true, clock, profiler: { storage: 'redis', redis: { client, commandTimeout: 300 }, saveBudget: 1 } })
   t.teardown(() => app.close())
   const profiler = app.kernelProfiler!
 
@@ -146,16 +170,24 @@ t.test('the app with redis storage: Redis down never fails a request, drops are 
 
   await redis.start()
   // the client reconnects by itself; the pool refills at the next draw after the retry delay
-  let resumed: string | undefined
-  for (let i = 0; i < 200 && resumed === undefined; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 50))
-    const res = await app.inject({ url: '/hello/after', headers: { host } })
-    t.equal(res.statusCode, 200)
-    const drawn = res.headers['x-debug-token']
-    await profiler.settled()
-    if (typeof drawn === 'string' && await profiler.storage.load(drawn) !== undefined) resumed = drawn
-  }
-  t.ok(resumed, 'a profile is stored again without a restart')
+  if (client.status !== 'ready') await once(client, 'ready')
+  const storage = profiler.storage as RedisProfileStorage
+  const early = await app.inject({ url: '/hello/early', headers: { host } })
+  t.equal(early.statusCode, 200)
+  t.equal(early.headers['x-debug-token'], undefined, 'within the retry delay after a failed reservation: not profiled')
+  await storage.refilled()
+  t.equal((await app.inject({ url: '/hello/early', headers: { host } })).headers['x-debug-token'], undefined, 'no reservation was tried')
+  clock.advance(RETRY_AFTER_MS)
+  const first = await app.inject({ url: '/hello/after', headers: { host } })
+  t.equal(first.statusCode, 200)
+  t.equal(first.headers['x-debug-token'], undefined, 'the delay is over: this draw starts a reservation')
+  await storage.refilled()
+  const res = await app.inject({ url: '/hello/after', headers: { host } })
+  t.equal(res.statusCode, 200)
+  const resumed = res.headers['x-debug-token']
+  t.match(resumed, /^[0-9a-f]{6}$/, 'the next request has a token')
+  await profiler.settled()
+  t.ok(await profiler.storage.load(String(resumed)), 'its profile is stored again without a restart')
   const page = await app.inject({ url: `/_profiler/${resumed}`, headers: { host } })
   t.equal(page.statusCode, 200)
   const dropped = await app.inject({ url: '/_profiler/', headers: { host } })

@@ -9,6 +9,7 @@ import type { Profile } from '../../src/profiler/profile.js'
 import type { ProfileStorage } from '../../src/profiler/storage/storage.js'
 import { buildApp } from '../helpers.js'
 import { fakeProfileMaker, host } from './helpers.js'
+import { ManualClock } from '../clock.js'
 
 const fakeProfile = fakeProfileMaker(0x100000)
 
@@ -39,6 +40,10 @@ t.test('memory storage: save, load a copy, find with filters, purge', async (t) 
   loaded!.method = 'CHANGED'
   t.equal((await store.load(a.token))!.method, 'POST', 'a loaded profile is a copy')
   t.same((await store.find()).map((s) => s.token), [b.token, a.token], 'newest first')
+  const [c, d] = [fakeProfile({ time: b.time }), fakeProfile({ time: b.time })]
+  await store.save(c)
+  await store.save(d)
+  t.same((await store.find()).map((s) => s.token), [d.token, c.token, b.token, a.token], 'of the same millisecond, the last saved first')
   t.same((await store.find({ method: 'post' })).map((s) => s.token), [a.token])
   t.same((await store.find({ status: '4xx' })).map((s) => s.token), [a.token])
   t.equal(await store.load('zzzzzz'), undefined)
@@ -65,11 +70,14 @@ t.test('memory storage: bounded by count (oldest purged first), bytes and age', 
   const size = JSON.stringify(fakeProfile()).length
   t.ok(small.size <= Math.ceil(20_000 / size), `at most ${Math.ceil(20_000 / size)} profiles fit in 20 kB (${small.size})`)
 
-  const shortLived = new MemoryProfileStorage({ maxProfiles: 10, maxAgeMs: 30, maxBytes: 1 << 20 })
+  const clock = new ManualClock()
+  const shortLived = new MemoryProfileStorage({ maxProfiles: 10, maxAgeMs: 30_000, maxBytes: 1 << 20 }, clock)
   const old = fakeProfile()
   await shortLived.save(old)
-  await new Promise((resolve) => setTimeout(resolve, 60))
-  t.equal(await shortLived.load(old.token), undefined, 'expired')
+  clock.advance(30_000)
+  t.same(await shortLived.load(old.token), old, 'as old as maxAge: kept')
+  clock.advance(1)
+  t.equal(await shortLived.load(old.token), undefined, 'older: expired')
   t.same(await shortLived.find(), [])
 })
 
@@ -136,8 +144,7 @@ t.test('file storage: bounded by count and age under sustained saving, the oldes
     await Promise.all(batch.map((p) => store.save(p)))
     t.ok(store.size <= 20, `round ${round}: ${store.size} kept`)
   }
-  await store.close()
-  await new Promise((resolve) => setTimeout(resolve, 50)) // unlinks are not awaited by save
+  await store.close() // the purged profiles' files are deleted by then
   const files = readdirSync(dir).filter((name) => /^[0-9a-f]{6}\.json$/.test(name))
   t.equal(files.length, 20, 'the folder holds as many files as the store keeps')
   const indexLines = readFileSync(join(dir, 'index.jsonl'), 'utf8').trim().split('\n').length
@@ -149,14 +156,20 @@ t.test('file storage: bounded by count and age under sustained saving, the oldes
   t.ok(await stored(reopened, saved.at(-1)!.token), 'the newest is kept')
 
   const agedDir = tempDir(t)
-  const aged = await FileProfileStorage.open(agedDir, { maxProfiles: 20, maxAgeMs: 40 }, collectingLog())
+  const clock = new ManualClock()
+  const aged = await FileProfileStorage.open(agedDir, { maxProfiles: 20, maxAgeMs: 40_000 }, collectingLog(), { clock })
   t.teardown(() => aged.close())
-  const old = fakeProfile()
+  const old = fakeProfile({ time: clock.now() })
   await aged.save(old)
-  await new Promise((resolve) => setTimeout(resolve, 80))
+  clock.advance(40_000)
+  t.same(await aged.load(old.token), old, 'as old as maxAge: kept')
+  clock.advance(1)
   t.equal(await aged.load(old.token), undefined, 'expired profiles read as not found')
-  await aged.save(fakeProfile())
+  t.ok(existsSync(join(agedDir, `${old.token}.json`)), 'its file is still there')
+  await aged.save(fakeProfile({ time: clock.now() }))
   t.notOk(await stored(aged, old.token), 'and are purged')
+  await aged.close()
+  t.notOk(existsSync(join(agedDir, `${old.token}.json`)), 'with their file')
 })
 
 t.test('file storage: on opening, files the index does not know and temporary files are removed', async (t) => {
@@ -247,7 +260,8 @@ t.test('file storage: index lines a failed append could not write are kept, retr
   const lost = fakeProfile()
   await live.save(lost)
   // save settles when the file is written; its index line follows on the writer's next step
-  for (let i = 0; i < 400 && log2.messages.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5))
+  await live.idle()
+  t.equal(log2.messages.length, 1, 'the append failed')
   rmSync(join(dir2, 'index.jsonl'), { recursive: true })
   const after = fakeProfile()
   await live.save(after)

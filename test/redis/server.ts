@@ -48,22 +48,18 @@ export class TestRedis {
   }
 
   async start (): Promise<void> {
-    const child = spawn(REDIS_SERVER, ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', '--appendonly', 'no', '--enable-debug-command', 'local'], { stdio: 'ignore' })
+    const child = spawn(REDIS_SERVER, ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', '--appendonly', 'no', '--enable-debug-command', 'local'], { stdio: ['ignore', 'pipe', 'pipe'] })
     this.child = child
-    // ready once it answers PING
-    for (let attempt = 0; attempt < 200; attempt++) {
-      if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`)
-      const probe = new Redis(this.port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false })
-      probe.on('error', () => undefined)
-      try {
-        await probe.connect()
-        if (await probe.ping() === 'PONG') return
-      } catch {} finally {
-        probe.disconnect()
-      }
-      await new Promise((resolve) => setTimeout(resolve, 25))
-    }
-    throw new Error('redis-server did not answer PING')
+    // ready once it says so in its log (read to the end, so that the pipe never fills)
+    let output = ''
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on('data', (chunk: Buffer) => {
+        output += chunk.toString()
+        if (output.includes('Ready to accept connections')) resolve()
+      })
+      child.stderr!.resume()
+      child.once('exit', (code) => { reject(new Error(`redis-server exited with ${String(code)}: ${output}`)) })
+    })
   }
 
   /** Stops this server (SIGTERM to its own PID) and waits for it to exit. */

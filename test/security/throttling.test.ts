@@ -1,8 +1,8 @@
 import t from 'tap'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { securedApp, exampleSecurity, call, basic, login, passwords, tokens, sessionCookie } from './app.js'
 import type { SecurityCollected } from '../../src/security/index.js'
 import { clientKey } from '../../src/security/client-key.js'
+import { ManualClock } from '../clock.js'
 
 const A = '203.0.113.1'
 const B = '203.0.113.2'
@@ -67,14 +67,36 @@ t.test('only failures count; a client has five times the per-user limit over all
 })
 
 t.test('the window ends: attempts are accepted again', async (t) => {
-  const app = await securedApp({ security: await exampleSecurity({}, { loginThrottling: { maxAttempts: 1, interval: 1 } }) })
+  const clock = new ManualClock()
+  const app = await securedApp({ clock, security: await exampleSecurity({}, { loginThrottling: { maxAttempts: 1, interval: 1 } }) })
   t.teardown(() => app.close())
   t.equal((await admin(app, A, 'admin', 'wrong')).res.statusCode, 401)
   const refused = await admin(app, A, 'admin', passwords.admin)
   t.equal(refused.res.statusCode, 429)
   t.equal(refused.res.headers['retry-after'], '1')
-  await sleep(1100)
+  clock.advance(1001)
   t.equal((await admin(app, A, 'admin', passwords.admin)).res.statusCode, 200)
+})
+
+t.test('the window is timed by the kernel\'s clock: it ends exactly when the clock passes its interval, whatever the real time', async (t) => {
+  const clock = new ManualClock()
+  const app = await securedApp({ clock, security: await exampleSecurity({}, { loginThrottling: { maxAttempts: 2, interval: 60 } }) })
+  t.teardown(() => app.close())
+  t.equal((await admin(app, A, 'admin', 'wrong-1')).res.statusCode, 401, 'the first failure opens the window')
+  clock.advance(30_000)
+  t.equal((await admin(app, A, 'admin', 'wrong-2')).res.statusCode, 401, 'the second, 30 s later, counts in the same window')
+  t.equal((await admin(app, A, 'admin', passwords.admin)).res.headers['retry-after'], '30', 'Retry-After: what is left of the window')
+  clock.advance(29_000)
+  const last = await admin(app, A, 'admin', passwords.admin)
+  t.equal(last.res.statusCode, 429, 'one second before its end: still refused')
+  t.equal(last.res.headers['retry-after'], '1')
+  clock.advance(1000)
+  t.equal((await admin(app, A, 'admin', passwords.admin)).res.statusCode, 429, 'at its very end: still refused')
+  clock.advance(1)
+  t.equal((await admin(app, A, 'admin', passwords.admin)).res.statusCode, 200, 'once the clock has passed it: accepted, the first failure\'s window is over')
+  t.equal((await admin(app, A, 'admin', 'wrong-3')).res.statusCode, 401, 'a new window starts with the next failure')
+  t.equal((await admin(app, A, 'admin', 'wrong-4')).res.statusCode, 401)
+  t.equal((await admin(app, A, 'admin', 'wrong-5')).res.statusCode, 429, 'and counts from zero')
 })
 
 t.test('a burst of concurrent guesses cannot overrun the limit', async (t) => {
@@ -100,11 +122,13 @@ t.test('a burst of concurrent guesses cannot overrun the limit', async (t) => {
 t.test('guesses refused by the password-check gate count for the client (a flood spends its own budget), not for the user name', async (t) => {
   let release!: () => void
   const held = new Promise<void>((resolve) => { release = resolve })
+  let entered!: () => void
+  const checking = new Promise<void>((resolve) => { entered = resolve })
   const app = await securedApp({
     security: {
       ...(await exampleSecurity({}, { loginThrottling: { maxAttempts: 1 } })),
       users: undefined,
-      provider: { loadUser: async () => { await held; return null } },
+      provider: { loadUser: async () => { entered(); await held; return null } },
       passwordChecks: { concurrency: 1, queue: 10, perClient: 1 }
     }
   })
@@ -112,7 +136,8 @@ t.test('guesses refused by the password-check gate count for the client (a flood
   // plain inject: call() pairs requests with their contexts in order, and the first one is held
   const guess = (ip: string, username: string) => app.inject({ url: '/admin', remoteAddress: ip, headers: { host: 'example.test', accept: 'application/json', authorization: basic(username, 'x') } })
   const first = guess(A, 'u0')
-  while (app.kernelSecurity!.passwordChecks.active === 0) await sleep(1)
+  await checking
+  t.equal(app.kernelSecurity!.passwordChecks.active, 1, 'the first guess holds the gate')
   for (let i = 1; i <= 4; i++) {
     const res = await guess(A, `u${i}`)
     t.equal(res.statusCode, 429, `guess ${i}: the client already has a check running`)

@@ -2,6 +2,7 @@ import t from 'tap'
 import { securedApp, call, login, loginForm, csrfToken, passwords, sessionCookie, ready, SECRET, formLoginSecurity } from '../security/app.js'
 import { createKernelApp } from '../../index.js'
 import { MemorySessionStore } from '../../src/session/memory-store.js'
+import { ManualClock } from '../clock.js'
 import type { SessionCollected } from '../../src/session/collector.js'
 
 // what these tests keep in sessions, typed as an app declares its own (@fastify/session)
@@ -128,8 +129,8 @@ t.test('a failed login writes nothing to the session, redirects back to the form
 })
 
 t.test('forged, tampered and expired cookies get a fresh, lazy session', async (t) => {
-  let clock = 1_000_000
-  const store = new MemorySessionStore({ ttlSeconds: 60, now: () => clock })
+  const clock = new ManualClock()
+  const store = new MemorySessionStore({ ttlSeconds: 60, clock })
   const app = await securedApp({ session: { secret: SECRET, store } }, (app) => {
     app.get('/read', async (request) => ({ user: request.session.get('_security_main') ?? null }))
   })
@@ -153,7 +154,9 @@ t.test('forged, tampered and expired cookies get a fresh, lazy session', async (
   }
   t.equal(store.size, 1)
   t.equal((await call(app, { url: '/admin', headers: { cookie: good } })).res.statusCode, 200)
-  clock += 61_000
+  clock.advance(60_000)
+  t.equal((await call(app, { url: '/admin', headers: { cookie: good } })).res.statusCode, 200, 'used within the ttl: kept, and its idle time starts again')
+  clock.advance(60_001)
   const expired = await call(app, { url: '/admin', headers: { cookie: good } })
   t.equal(expired.res.statusCode, 401, 'an idle session expires')
   t.equal(store.size, 0)

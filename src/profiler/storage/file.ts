@@ -8,9 +8,17 @@ import type { ProfileFilter, ProfileStorage } from './storage.js'
 import { LocalTokens, selectSummaries } from './storage.js'
 import { FolderLock } from './folder-lock.js'
 import type { FolderLockTimings } from './folder-lock.js'
+import type { Clock } from '../../clock.js'
+import { systemClock } from '../../clock.js'
 
 export interface StorageLogger {
   warn: (fields: object, message: string) => void
+}
+
+export interface FileStorageOptions {
+  /** what dates the profiles' ages (default the system clock) */
+  clock?: Clock
+  lockTimings?: FolderLockTimings
 }
 
 const INDEX = 'index.jsonl'
@@ -49,8 +57,10 @@ export class FileProfileStorage implements ProfileStorage {
   private lock: FolderLock | undefined
   /** the last index append failed: the next one starts on a fresh line (the failed one may be torn) */
   private indexTorn = false
+  /** deletions of purged profiles, not awaited by the save that purged them; close() awaits them */
+  private readonly unlinking = new Set<Promise<void>>()
 
-  private constructor (directory: string, private readonly limits: { maxProfiles: number, maxAgeMs: number }, private readonly log: StorageLogger) {
+  private constructor (directory: string, private readonly limits: { maxProfiles: number, maxAgeMs: number }, private readonly log: StorageLogger, private readonly clock: Clock) {
     this.directory = resolve(directory)
     // an idle server still forgets expired profiles
     this.timer = setInterval(() => { this.prune(); this.flush().catch(() => undefined) }, Math.min(limits.maxAgeMs, 60_000))
@@ -61,11 +71,11 @@ export class FileProfileStorage implements ProfileStorage {
    * Opens (creating) the folder, takes its lock (FolderInUseError while another process writes
    * it), reloads the index, and reconciles the folder with it.
    */
-  static async open (directory: string, limits: { maxProfiles: number, maxAgeMs: number }, log: StorageLogger, lockTimings: FolderLockTimings = {}): Promise<FileProfileStorage> {
-    const storage = new FileProfileStorage(directory, limits, log)
+  static async open (directory: string, limits: { maxProfiles: number, maxAgeMs: number }, log: StorageLogger, options: FileStorageOptions = {}): Promise<FileProfileStorage> {
+    const storage = new FileProfileStorage(directory, limits, log, options.clock ?? systemClock)
     try {
       await mkdir(storage.directory, { recursive: true })
-      storage.lock = await FolderLock.acquire(storage.directory, lockTimings, (error) => {
+      storage.lock = await FolderLock.acquire(storage.directory, options.lockTimings ?? {}, (error) => {
         log.warn({ err: error, directory: storage.directory }, 'fastify-kernel: the profiler folder lock was lost; it is taken again before the next write')
       })
       await storage.recover()
@@ -85,7 +95,7 @@ export class FileProfileStorage implements ProfileStorage {
     return join(this.directory, `${token}.json`)
   }
 
-  private expired (summary: ProfileSummary, now = Date.now()): boolean {
+  private expired (summary: ProfileSummary, now = this.clock.now()): boolean {
     return now - summary.time > this.limits.maxAgeMs
   }
 
@@ -96,7 +106,7 @@ export class FileProfileStorage implements ProfileStorage {
     } catch (error) {
       if (!missing(error)) this.log.warn({ err: error }, 'fastify-kernel: the profiler index cannot be read; profiles are read back from their files')
     }
-    const now = Date.now()
+    const now = this.clock.now()
     const byToken = new Map<string, ProfileSummary>()
     for (const line of text.split('\n')) {
       if (line === '') continue
@@ -112,7 +122,7 @@ export class FileProfileStorage implements ProfileStorage {
     // is read back: a profile that can still be read is never deleted for the index's sake
     for (const token of files) {
       if (byToken.has(token)) continue
-      const profile = await readFile(this.file(token), 'utf8').then((json) => parseProfile(json, token, () => undefined), () => undefined)
+      const profile = await readFile(this.file(token), 'utf8').then((json) => parseProfile(json, token, () => undefined, now), () => undefined)
       if (profile !== undefined) listed.push(summarize(profile))
     }
     const kept = listed
@@ -191,6 +201,7 @@ export class FileProfileStorage implements ProfileStorage {
     this.drained = (async () => {
       while (this.writeQueue.length > 0) {
         const item = this.writeQueue.shift()!
+        // the real time, not the clock: the pause measures what the disk really cost
         const started = performance.now()
         try {
           if (this.entries.has(item.token)) await this.writeProfile(item.token, item.json, item.summary)
@@ -227,16 +238,17 @@ export class FileProfileStorage implements ProfileStorage {
 
   /** Purges the oldest profiles beyond the count and every expired one. */
   private prune (): void {
-    const now = Date.now()
+    const now = this.clock.now()
     for (const [token, summary] of this.entries) {
       if (this.entries.size <= this.limits.maxProfiles && !this.expired(summary, now)) break
       this.entries.delete(token)
       // not written yet: the writer skips it (or deletes it if it is being written)
       if (this.unwritten.has(token)) continue
       this.pendingLines.push(`{"del":"${token}"}\n`)
-      unlink(this.file(token)).catch((error: NodeJS.ErrnoException) => {
+      const deleting = unlink(this.file(token)).catch((error: NodeJS.ErrnoException) => {
         if (error.code !== 'ENOENT') this.log.warn({ err: error, token }, 'fastify-kernel: cannot delete an old profile')
-      })
+      }).finally(() => { this.unlinking.delete(deleting) })
+      this.unlinking.add(deleting)
     }
   }
 
@@ -298,11 +310,11 @@ export class FileProfileStorage implements ProfileStorage {
     }
     return parseProfile(text, token, (error) => {
       this.log.warn({ err: error, token, file: this.file(token) }, 'fastify-kernel: a profile file is corrupt or truncated; answered as not found')
-    })
+    }, this.clock.now())
   }
 
   async find (filter: ProfileFilter = {}): Promise<ProfileSummary[]> {
-    const now = Date.now()
+    const now = this.clock.now()
     const live: ProfileSummary[] = []
     for (const summary of this.entries.values()) if (!this.expired(summary, now)) live.push(summary)
     return selectSummaries(live, filter)
@@ -319,10 +331,20 @@ export class FileProfileStorage implements ProfileStorage {
     await this.chain
   }
 
+  /**
+   * Settles once the writer has nothing left to do: every profile saved so far is on disk and
+   * its index line appended (or kept for the next flush, if the append failed).
+   */
+  async idle (): Promise<void> {
+    await this.drained
+    await this.chain
+  }
+
   async close (): Promise<void> {
     clearInterval(this.timer)
     await this.drained
     await this.flush()
+    await Promise.all(this.unlinking)
     await this.lock?.unlock()
   }
 }

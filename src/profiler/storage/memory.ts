@@ -1,4 +1,6 @@
 import { LRUCache } from 'lru-cache'
+import type { Clock } from '../../clock.js'
+import { lruCacheClock, systemClock } from '../../clock.js'
 import type { Profile, ProfileSummary } from '../profile.js'
 import { summarize } from '../profile.js'
 import type { ProfileFilter, ProfileStorage } from './storage.js'
@@ -19,14 +21,16 @@ export class MemoryProfileStorage implements ProfileStorage {
   private readonly cache: LRUCache<string, Entry>
   private readonly tokens = new LocalTokens((token) => this.cache.has(token))
 
-  constructor (limits: { maxProfiles: number, maxAgeMs: number, maxBytes: number }) {
+  /** `clock`: what ages the profiles (default the system clock) */
+  constructor (limits: { maxProfiles: number, maxAgeMs: number, maxBytes: number }, clock: Clock = systemClock) {
     this.cache = new LRUCache<string, Entry>({
       max: limits.maxProfiles,
       ttl: limits.maxAgeMs,
       maxSize: limits.maxBytes,
       sizeCalculation: (entry) => Math.max(1, entry.json.length),
       updateAgeOnGet: false,
-      updateAgeOnHas: false
+      updateAgeOnHas: false,
+      ...lruCacheClock(clock)
     })
   }
 
@@ -54,6 +58,7 @@ export class MemoryProfileStorage implements ProfileStorage {
   }
 
   async find (filter: ProfileFilter = {}): Promise<ProfileSummary[]> {
+    // the most recently saved first: profiles of the same millisecond stay newest first (the sort is stable)
     const summaries: ProfileSummary[] = []
     for (const entry of this.cache.values()) summaries.push(entry.summary)
     return selectSummaries(summaries, filter)

@@ -8,6 +8,8 @@ import { selectSummaries } from './storage.js'
 import { LuaScript, withDeadline } from '../../redis/commands.js'
 import type { RedisCommands } from '../../redis/commands.js'
 import { ThrottledWarning } from '../../log/throttled-warning.js'
+import type { Clock } from '../../clock.js'
+import { systemClock } from '../../clock.js'
 
 export interface RedisProfileStorageOptions {
   /** the app's client (ioredis); the storage never closes it */
@@ -19,6 +21,11 @@ export interface RedisProfileStorageOptions {
   /** most milliseconds any one call may take (default 500); beyond it the call fails */
   commandTimeoutMs?: number
   log: { warn: (fields: object, message: string) => void }
+  /**
+   * what dates the profiles' ages and this process's reservations and retry delay (default the
+   * system clock); the expiry of keys is Redis' own
+   */
+  clock?: Clock
 }
 
 /** Tokens reserved ahead in one call, and the level that triggers the next call. */
@@ -28,7 +35,7 @@ const POOL_LOW = 96
 const RESERVATION_TTL_S = 600
 const USE_WITHIN_MS = RESERVATION_TTL_S * 1000 / 2
 /** after a failed call, the next reservation attempt waits this long (Redis down) */
-const RETRY_AFTER_MS = 1000
+export const RETRY_AFTER_MS = 1000
 
 /** ARGV: prefix, marker, ttl, token... → the tokens now reserved for this process */
 const RESERVE = new LuaScript(`
@@ -96,13 +103,17 @@ export class RedisProfileStorage implements ProfileStorage {
   private readonly outstanding = new Set<string>()
   private releasing: string[] = []
   private refilling = false
+  /** the reservation started by the last draw that ran low */
+  private refillRun: Promise<void> = Promise.resolve()
   private failedAt = -Infinity
   private lastSize = 0
   private readonly timer: NodeJS.Timeout
   private readonly reserveFailure: ThrottledWarning
+  private readonly clock: Clock
 
   private constructor (private readonly options: RedisProfileStorageOptions) {
     this.client = options.client
+    this.clock = options.clock ?? systemClock
     this.prefix = options.prefix ?? 'fastify-kernel:{profiler}:'
     this.bodyPrefix = `${this.prefix}p:`
     this.indexKey = `${this.prefix}index`
@@ -134,11 +145,11 @@ export class RedisProfileStorage implements ProfileStorage {
   }
 
   reserveToken (): string | undefined {
-    const now = Date.now()
+    const now = this.clock.monotonic()
     // a reservation too old to be sure of is let go (it expires in Redis by itself)
     while (this.pool.length > 0 && now - this.pool[0].at > USE_WITHIN_MS) this.pool.shift()
     if (this.pool.length < POOL_LOW && !this.refilling && now - this.failedAt >= RETRY_AFTER_MS) {
-      this.refill().catch((error: unknown) => { this.reserveFailure.warn({ err: error }) })
+      this.refillRun = this.refill().catch((error: unknown) => { this.reserveFailure.warn({ err: error }) })
     }
     const next = this.pool.shift()
     if (next === undefined) return undefined
@@ -159,15 +170,20 @@ export class RedisProfileStorage implements ProfileStorage {
     try {
       const candidates = new Set<string>()
       while (candidates.size < POOL_SIZE) candidates.add(randomToken())
-      const at = Date.now()
+      const at = this.clock.monotonic()
       const reserved = await this.call<string[]>('a token reservation', RESERVE.run(this.client, [], [this.bodyPrefix, this.marker, RESERVATION_TTL_S, ...candidates]))
       for (const token of reserved) this.pool.push({ token, at })
     } catch (error) {
-      this.failedAt = Date.now()
+      this.failedAt = this.clock.monotonic()
       throw error
     } finally {
       this.refilling = false
     }
+  }
+
+  /** Settles once the reservation a draw started (if any) is done, whether it succeeded or not. */
+  async refilled (): Promise<void> {
+    await this.refillRun
   }
 
   private async flushReleases (): Promise<void> {
@@ -185,7 +201,7 @@ export class RedisProfileStorage implements ProfileStorage {
     const maxAgeS = Math.max(1, Math.ceil(this.options.maxAgeMs / 1000))
     const size = await this.call<number>('a profile save', SAVE.run(this.client, [this.bodyPrefix + token, this.indexKey], [
       this.marker, JSON.stringify(profile), token + JSON.stringify(summary), summary.time, maxAgeS,
-      this.options.maxProfiles, Date.now() - this.options.maxAgeMs, this.bodyPrefix
+      this.options.maxProfiles, this.clock.now() - this.options.maxAgeMs, this.bodyPrefix
     ]))
     if (size < 0) throw new Error(`fastify-kernel: the profiler token "${token}" is no longer reserved by this process; the profile is not stored`)
     this.outstanding.delete(token)
@@ -199,12 +215,13 @@ export class RedisProfileStorage implements ProfileStorage {
     if (text === null || !text.startsWith('{')) return undefined
     return parseProfile(text, token, (error) => {
       this.options.log.warn({ err: error, token }, 'fastify-kernel: a profile in Redis is not readable; answered as not found')
-    })
+    }, this.clock.now())
   }
 
   async find (filter: ProfileFilter = {}): Promise<ProfileSummary[]> {
     const limit = filter.limit ?? 50
-    const oldest = Math.max(Date.now() - this.options.maxAgeMs, filter.start ?? 0)
+    const now = this.clock.now()
+    const oldest = Math.max(now - this.options.maxAgeMs, filter.start ?? 0)
     const newest = filter.end ?? '+inf'
     // filters other than time are applied here: the index holds at most maxProfiles summaries
     const timeOnly = filter.method === undefined && filter.status === undefined && filter.url === undefined && filter.ip === undefined
@@ -213,7 +230,7 @@ export class RedisProfileStorage implements ProfileStorage {
     for (const member of members) {
       try {
         const summary: unknown = JSON.parse(member.slice(6))
-        if (isSummary(summary)) summaries.push(summary)
+        if (isSummary(summary, now)) summaries.push(summary)
       } catch {} // a member written by something else
     }
     return selectSummaries(summaries, filter)
