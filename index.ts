@@ -6,7 +6,6 @@ export { kernel }
 export { createKernelApp } from './plugins/create-app.js'
 export { kernelServerOptions, kernelFrameworkErrors, kernelRewriteUrl, KERNEL_MAX_PARAM_LENGTH, KERNEL_MAX_HEADER_SIZE, KERNEL_REQUEST_TIMEOUT, KERNEL_CONNECTION_TIMEOUT } from './plugins/server-options.js'
 export type { KernelOptions } from './src/config/options.js'
-export { booleanFromEnv } from './src/config/env-flag.js'
 export { invalidHostPatterns } from './src/routing/trusted-hosts.js'
 export type { Kernel } from './src/kernel/kernel.js'
 export type { FastifyKernel } from './plugins/fastify-kernel.js'
@@ -29,9 +28,9 @@ export {
   TerminateEvent
 } from './src/kernel/events.js'
 export type { StageEventMap } from './src/kernel/events.js'
-export * from './src/errors/http-exceptions.js'
-export { KernelError } from './src/errors/kernel-errors.js'
-export type { KernelErrorCode } from './src/errors/kernel-errors.js'
+export * from './src/errors/exceptions.js'
+export { errorCodes } from './src/errors/codes.js'
+export type { ErrorCode } from './src/errors/codes.js'
 export type { RouteDefinition } from './src/routing/route-table.js'
 // request-stage services: session, locale, security (docs/security.md)
 export * from './src/security/index.js'
@@ -53,7 +52,6 @@ export type { KernelState } from './src/kernel/context.js'
 export type { ProfileStorage, ProfileFilter } from './src/profiler/storage/storage.js'
 export { MemoryProfileStorage } from './src/profiler/storage/memory.js'
 export { FileProfileStorage } from './src/profiler/storage/file.js'
-export { FolderInUseError } from './src/profiler/storage/folder-lock.js'
 export { RedisProfileStorage } from './src/profiler/storage/redis.js'
 export type { RedisProfileStorageOptions } from './src/profiler/storage/redis.js'
 // what the kernel needs of the app's Redis client (ioredis has it): the plugin imports no client

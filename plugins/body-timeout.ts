@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
-import { RequestTimeoutHttpException, ServiceUnavailableHttpException } from '../src/errors/http-exceptions.js'
+import { RequestTimeoutHttpException, ServiceUnavailableHttpException } from '../src/errors/exceptions.js'
 import { handleException } from './lifecycle.js'
 
 interface PendingBody {

@@ -38,8 +38,8 @@ import { Stage } from '../src/kernel/stages.js'
 import type { StageName } from '../src/kernel/stages.js'
 import { lastResortResponse } from '../src/kernel/listeners/error-controller.js'
 import { resolveRequestUri, routingFailure } from '../src/routing/router.js'
-import { HttpException } from '../src/errors/http-exceptions.js'
-import { KernelError } from '../src/errors/kernel-errors.js'
+import { HttpException } from '../src/errors/exceptions.js'
+import { errorCodes } from '../src/errors/codes.js'
 import { kKernelNotFound } from '../src/symbols.js'
 import { applyKernelResponse, sendKernelResponse } from './kernel-response.js'
 
@@ -305,7 +305,7 @@ function finishRequest (request: FastifyRequest, reply: FastifyReply | null, abo
 /** Fastify fixes its hooks when the app is ready: a stage that needs one must have its first listener before. */
 function assertNotReady (kernel: Kernel, stage: StageName): void {
   if (kernel.ready) {
-    throw new KernelError('KERNEL_LATE_LISTENER', `fastify-kernel: the first "${stage}" listener was added after the app was ready; Fastify fixes its hooks at ready, so add it before (with debug or trace on, every stage is ready for listeners at any time).`)
+    throw new errorCodes.KERNEL_LATE_LISTENER(stage)
   }
 }
 

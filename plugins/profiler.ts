@@ -4,11 +4,11 @@ import type { Kernel } from '../src/kernel/kernel.js'
 import type { ResolvedKernelOptions } from '../src/config/options.js'
 import { Priority, Stage } from '../src/kernel/stages.js'
 import { subscription } from '../src/kernel/dispatcher.js'
-import { TRACE_PARTIALS, createTemplateRenderer } from './views.js'
+import { TRACE_PARTIALS, createTemplateRenderer, KNOWN_HELPERS } from './views.js'
 import { kKernelInternalRoute, kProfilerRoute } from '../src/symbols.js'
-import { NotFoundHttpException, ServiceUnavailableHttpException } from '../src/errors/http-exceptions.js'
+import { NotFoundHttpException, ServiceUnavailableHttpException } from '../src/errors/exceptions.js'
 import { permanentRedirect, redirectLocation } from '../src/routing/redirect.js'
-import { KernelError } from '../src/errors/kernel-errors.js'
+import { errorCodes } from '../src/errors/codes.js'
 import { resolveProfilerOptions } from '../src/profiler/options.js'
 import type { ResolvedProfilerOptions } from '../src/profiler/options.js'
 import { Profiler } from '../src/profiler/profiler.js'
@@ -30,7 +30,6 @@ import { performanceCollector } from '../src/profiler/collectors/performance.js'
 import { logsCollector } from '../src/profiler/collectors/logs.js'
 import { routingCollector } from '../src/profiler/collectors/routing.js'
 import { eventsCollector } from '../src/profiler/collectors/events.js'
-import { KNOWN_HELPERS } from './views.js'
 import type { Clock } from '../src/clock.js'
 import type { PageModel } from '../src/profiler/pages/pages.js'
 import { lastQueryValue, neighboursOf, noProfilesPage, parseFilter, profilePage, searchPage, tokenNotFoundPage } from '../src/profiler/pages/pages.js'
@@ -47,14 +46,14 @@ async function openStorage (options: ResolvedProfilerOptions, app: FastifyInstan
     try {
       return await RedisProfileStorage.open({ ...options.redis!, maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs, log: app.log, clock })
     } catch (error) {
-      throw new KernelError('KERNEL_REDIS_UNAVAILABLE', `fastify-kernel: the profiler cannot reach Redis: ${(error as Error).message}`, { cause: error })
+      throw new errorCodes.KERNEL_REDIS_UNAVAILABLE(`${(error as Error).message}`, { cause: error })
     }
   }
   if (options.storage === 'file') {
     try {
       return await FileProfileStorage.open(options.directory, { maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs }, app.log, { clock })
     } catch (error) {
-      throw new KernelError('KERNEL_INVALID_OPTIONS', `fastify-kernel: the profiler cannot use its folder "${options.directory}": ${(error as Error).message}`, { cause: error })
+      throw new errorCodes.KERNEL_INVALID_OPTIONS(`the profiler cannot use its folder "${options.directory}": ${(error as Error).message}`, { cause: error })
     }
   }
   return new MemoryProfileStorage({ maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs, maxBytes: options.maxMemory }, clock)

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastif
 import fastifyFormbody from '@fastify/formbody'
 import type { Kernel } from '../src/kernel/kernel.js'
 import type { ResolvedKernelOptions } from '../src/config/options.js'
-import { KernelError } from '../src/errors/kernel-errors.js'
+import { errorCodes } from '../src/errors/codes.js'
 import { resolveSecurityOptions } from '../src/security/options.js'
 import type { ResolvedFirewall } from '../src/security/options.js'
 import { Security } from '../src/security/security.js'
@@ -44,7 +44,7 @@ function registerAccessChecks (app: FastifyInstance, kernel: Kernel): void {
     const check = (route.config as { isGranted?: unknown } | undefined)?.isGranted
     if (check === undefined) return
     if (!isGrantedCheck(check)) {
-      throw new KernelError('KERNEL_INVALID_OPTIONS', `fastify-kernel: route "${String(route.method)} ${route.url}": config.isGranted must be a role, a non-empty list of roles, or a function (user, request) => boolean.`)
+      throw new errorCodes.KERNEL_INVALID_OPTIONS(`route "${String(route.method)} ${route.url}": config.isGranted must be a role, a non-empty list of roles, or a function (user, request) => boolean.`)
     }
     if (installed) return
     installed = true
@@ -62,7 +62,7 @@ async function registerSecurity (app: FastifyInstance, kernel: Kernel, options: 
     for (const path of [firewall.formLogin?.checkPath, firewall.logout?.path]) {
       // the session only exists under its cookie's path
       if (path !== undefined && sessionCookie !== null && sessionCookie.path !== '/' && path !== sessionCookie.path && !path.startsWith(sessionCookie.path.replace(/\/?$/, '/'))) {
-        throw new KernelError('KERNEL_INVALID_OPTIONS', `fastify-kernel: invalid "security" options: firewall "${firewall.name}": "${path}" is outside the session cookie's path "${sessionCookie.path}".`)
+        throw new errorCodes.KERNEL_INVALID_OPTIONS(`invalid "security" options: firewall "${firewall.name}": "${path}" is outside the session cookie's path "${sessionCookie.path}".`)
       }
     }
     if (firewall.formLogin !== null || firewall.logout !== null) await registerFirewallRoutes(app, security, firewall, sessionCookie!)
@@ -76,7 +76,7 @@ async function registerSecurity (app: FastifyInstance, kernel: Kernel, options: 
  */
 async function registerCsrfProtection (app: FastifyInstance): Promise<void> {
   if (app.hasDecorator('csrfProtection')) {
-    throw new KernelError('KERNEL_INVALID_OPTIONS', 'fastify-kernel: @fastify/csrf-protection is already registered. The kernel registers it for the CSRF tokens of form login and logout: remove your registration (app.csrfProtection and reply.generateCsrf() stay available), or set formLogin.csrf and logout.csrf to false.')
+    throw new errorCodes.KERNEL_INVALID_OPTIONS('@fastify/csrf-protection is already registered. The kernel registers it for the CSRF tokens of form login and logout: remove your registration (app.csrfProtection and reply.generateCsrf() stay available), or set formLogin.csrf and logout.csrf to false.')
   }
   await app.register(fastifyCsrfProtection, { sessionPlugin: '@fastify/session', sessionKey: CSRF_SESSION_KEY, getToken: csrfTokenOf })
 }

@@ -1,6 +1,6 @@
 import envSchema from 'env-schema'
-import { booleanFromEnv, invalidHostPatterns } from 'fastify-kernel'
 import { ServiceConfigError } from './errors.js'
+import { booleanFromEnv } from './env-flag.js'
 import type { RequestServicesEnv } from './request-services-env.js'
 import { requestServicesSchema, resolveRequestServicesEnv } from './request-services-env.js'
 
@@ -44,7 +44,7 @@ const schema = {
   type: 'object',
   properties: {
     APP_ENV: { type: 'string', enum: ['dev', 'prod', 'test'], default: 'dev' },
-    // strings: the spellings are read by booleanFromEnv, the plugin's own reader
+    // strings: the spellings are read by booleanFromEnv (env-flag.ts)
     APP_DEBUG: { type: 'string' },
     APP_FORCE_DEBUG: { type: 'string' },
     HOST: { type: 'string', minLength: 1, default: '127.0.0.1' },
@@ -89,8 +89,11 @@ export function parseTrustProxy (value: string): ServiceEnv['TRUST_PROXY'] {
 export function parseTrustedHosts (value: string): string[] {
   const pattern = value.trim()
   if (pattern === '') return []
-  const problems = invalidHostPatterns([pattern])
-  if (problems.length > 0) throw new ServiceConfigError(`APP_TRUSTED_HOSTS is not a regular expression: ${problems[0]}`)
+  try {
+    RegExp(pattern, 'i')
+  } catch (error) {
+    throw new ServiceConfigError(`APP_TRUSTED_HOSTS is not a regular expression: "${pattern}": ${(error as Error).message}`)
+  }
   return [pattern]
 }
 
@@ -106,11 +109,7 @@ function envProblems (error: unknown): string {
 }
 
 function flag (raw: Record<string, unknown>, name: string, fallback: boolean): boolean {
-  try {
-    return booleanFromEnv(raw[name] as string | undefined, name, fallback)
-  } catch (error) {
-    throw new ServiceConfigError((error as Error).message)
-  }
+  return booleanFromEnv(raw[name] as string | undefined, name, fallback)
 }
 
 /**

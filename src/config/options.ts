@@ -1,5 +1,5 @@
 import { Ajv } from 'ajv'
-import { KernelError } from '../errors/kernel-errors.js'
+import { errorCodes } from '../errors/codes.js'
 import type { ProfilerOptions } from '../profiler/options.js'
 import type { SessionOptions } from '../session/options.js'
 import type { LocaleOptions } from '../locale/options.js'
@@ -108,15 +108,15 @@ export function resolveKernelOptions (options: unknown): ResolvedKernelOptions {
       const name = e.instancePath.replace(/^\//, '') || 'options'
       return `option "${name}" ${e.message ?? 'is invalid'}`
     })
-    throw new KernelError('KERNEL_INVALID_OPTIONS', `fastify-kernel: invalid options: ${problems.join('; ')}.`)
+    throw new errorCodes.KERNEL_INVALID_OPTIONS(`invalid options: ${problems.join('; ')}.`)
   }
   const o = given as KernelOptions
   if (o.clock !== undefined && !isClock(o.clock)) {
-    throw new KernelError('KERNEL_INVALID_OPTIONS', 'fastify-kernel: invalid options: option "clock" must have now() and monotonic() functions.')
+    throw new errorCodes.KERNEL_INVALID_OPTIONS('invalid options: option "clock" must have now() and monotonic() functions.')
   }
   const badPatterns = invalidHostPatterns(o.trustedHosts ?? [])
   if (badPatterns.length > 0) {
-    throw new KernelError('KERNEL_INVALID_OPTIONS', `fastify-kernel: invalid options: option "trustedHosts" has patterns that are not regular expressions: ${badPatterns.join('; ')}.`)
+    throw new errorCodes.KERNEL_INVALID_OPTIONS(`invalid options: option "trustedHosts" has patterns that are not regular expressions: ${badPatterns.join('; ')}.`)
   }
   const debug = o.debug ?? false
   return {

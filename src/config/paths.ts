@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { errorCodes } from '../errors/codes.js'
 
 /**
  * The package's root folder, found by walking up from this file: the same answer from the
@@ -12,7 +13,7 @@ function findPackageRoot (): string {
     const manifest = join(dir, 'package.json')
     if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'fastify-kernel') return dir
     const parent = dirname(dir)
-    if (parent === dir) throw new Error('fastify-kernel: cannot find its own package.json')
+    if (parent === dir) throw new errorCodes.KERNEL_PACKAGE_NOT_FOUND()
     dir = parent
   }
 }

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http'
 import { fileURLToPath } from 'node:url'
-import { HttpException } from './http-exceptions.js'
+import { HttpException } from './exceptions.js'
 import { qualifiedClassName } from './class-names.js'
 
 export interface StackFrame {

@@ -4,7 +4,7 @@ import type { RoutingOutcome } from '../routing/matcher.js'
 import type { KernelResponse } from '../http/response.js'
 import type { RequestUri } from '../routing/request-uri.js'
 import { originOf } from '../routing/request-uri.js'
-import type { HttpException } from '../errors/http-exceptions.js'
+import type { HttpException } from '../errors/exceptions.js'
 
 /** Symfony-style request attributes: what routing and the request listeners decided. */
 export interface RequestAttributes {

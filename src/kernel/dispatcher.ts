@@ -3,7 +3,7 @@ import type { StageName } from './stages.js'
 import { STAGE_NAMES } from './stages.js'
 import { now } from './trace.js'
 import type { TraceEntry } from './trace.js'
-import { KernelError } from '../errors/kernel-errors.js'
+import { errorCodes } from '../errors/codes.js'
 
 export type StageListener<S extends StageName> = (event: StageEventMap[S]) => void | Promise<void>
 
@@ -65,10 +65,10 @@ export class StageDispatcher {
 
   on<S extends StageName> (stage: S, listener: StageListener<S>, options: ListenerOptions = {}): void {
     const list = this.listeners.get(stage)
-    if (list === undefined) throw new KernelError('KERNEL_UNKNOWN_STAGE', `Unknown stage "${String(stage)}"; stages are ${STAGE_NAMES.join(', ')}.`)
-    if (typeof listener !== 'function') throw new KernelError('KERNEL_INVALID_LISTENER', `A listener of "${stage}" must be a function.`)
+    if (list === undefined) throw new errorCodes.KERNEL_UNKNOWN_STAGE(String(stage), STAGE_NAMES.join(', '))
+    if (typeof listener !== 'function') throw new errorCodes.KERNEL_INVALID_LISTENER(`A listener of "${stage}" must be a function.`)
     const priority = options.priority ?? 0
-    if (!Number.isFinite(priority)) throw new KernelError('KERNEL_INVALID_LISTENER', `The priority of a "${stage}" listener must be a finite number.`)
+    if (!Number.isFinite(priority)) throw new errorCodes.KERNEL_INVALID_LISTENER(`The priority of a "${stage}" listener must be a finite number.`)
     // insert after every listener of equal or higher priority: stable, like Symfony
     let at = list.length
     while (at > 0 && list[at - 1].priority < priority) at--

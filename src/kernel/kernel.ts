@@ -9,7 +9,7 @@ import type { RouteTable } from '../routing/route-table.js'
 import type { ErrorPageExtension } from './listeners/error-controller.js'
 import type { SourceExcerpts } from '../errors/source-excerpt.js'
 import { Redactor } from '../http/redact.js'
-import { KernelError } from '../errors/kernel-errors.js'
+import { errorCodes } from '../errors/codes.js'
 
 /**
  * The kernel's registry, free of Fastify: its options, the route table, the stage listeners,
@@ -71,13 +71,13 @@ export class Kernel {
    */
   addCollector<D> (collector: Collector<D>): this {
     if (!isCollectorName(collector?.name)) {
-      throw new KernelError('KERNEL_INVALID_COLLECTOR', `fastify-kernel: a collector's name must match [a-z][a-z0-9_-]* (got ${JSON.stringify(collector?.name)}).`)
+      throw new errorCodes.KERNEL_INVALID_COLLECTOR(`a collector's name must match [a-z][a-z0-9_-]* (got ${JSON.stringify(collector?.name)}).`)
     }
     if (typeof collector.collect !== 'function') {
-      throw new KernelError('KERNEL_INVALID_COLLECTOR', `fastify-kernel: collector "${collector.name}" has no collect() function.`)
+      throw new errorCodes.KERNEL_INVALID_COLLECTOR(`collector "${collector.name}" has no collect() function.`)
     }
     if (this.collectorList.some((known) => known.name === collector.name)) {
-      throw new KernelError('KERNEL_INVALID_COLLECTOR', `fastify-kernel: a collector named "${collector.name}" is already registered.`)
+      throw new errorCodes.KERNEL_INVALID_COLLECTOR(`a collector named "${collector.name}" is already registered.`)
     }
     this.collectorList.push(collector)
     this.collectorList.sort((a, b) => a.order - b.order)

@@ -1,5 +1,5 @@
 import { Ajv } from 'ajv'
-import { KernelError } from '../errors/kernel-errors.js'
+import { errorCodes } from '../errors/codes.js'
 import { ajvProblems } from '../config/ajv-problems.js'
 
 export interface LocaleOptions {
@@ -39,12 +39,12 @@ const validate = new Ajv({ allErrors: true, strict: true }).compile(schema)
 
 export function resolveLocaleOptions (given: unknown): ResolvedLocaleOptions {
   if (!validate(given)) {
-    throw new KernelError('KERNEL_INVALID_OPTIONS', `fastify-kernel: invalid "locale" options: ${ajvProblems(validate.errors ?? [], 'locale').join('; ')}.`)
+    throw new errorCodes.KERNEL_INVALID_OPTIONS(`invalid "locale" options: ${ajvProblems(validate.errors ?? [], 'locale').join('; ')}.`)
   }
   const o = given as LocaleOptions
   const fallback = o.default ?? o.enabled[0]
   if (!o.enabled.includes(fallback)) {
-    throw new KernelError('KERNEL_INVALID_OPTIONS', `fastify-kernel: invalid "locale" options: option "locale.default" "${fallback}" is not one of "locale.enabled" (${o.enabled.join(', ')}).`)
+    throw new errorCodes.KERNEL_INVALID_OPTIONS(`invalid "locale" options: option "locale.default" "${fallback}" is not one of "locale.enabled" (${o.enabled.join(', ')}).`)
   }
   return { default: fallback, enabled: Object.freeze([...o.enabled]) as string[], fromAcceptLanguage: o.fromAcceptLanguage ?? false, contentLanguage: o.contentLanguage ?? false }
 }

@@ -1,4 +1,5 @@
 import ipaddr from 'ipaddr.js'
+import { errorCodes } from '../errors/codes.js'
 
 export type Network = [ipaddr.IPv4 | ipaddr.IPv6, number]
 
@@ -18,7 +19,7 @@ export function parseNetworks (cidrs: readonly string[]): Network[] {
       bad.push(JSON.stringify(cidr))
     }
   }
-  if (bad.length > 0) throw new Error(`not a CIDR: ${bad.join(', ')}`)
+  if (bad.length > 0) throw new errorCodes.KERNEL_INVALID_OPTIONS(`not a CIDR: ${bad.join(', ')}`)
   return networks
 }
 

@@ -1,5 +1,5 @@
 import { Ajv } from 'ajv'
-import { KernelError } from '../errors/kernel-errors.js'
+import { errorCodes } from '../errors/codes.js'
 import { parseNetworks } from './access.js'
 import type { Network } from './access.js'
 import type { RedisCommands } from '../redis/commands.js'
@@ -94,7 +94,7 @@ const schema = {
 const validate = new Ajv({ allErrors: true, strict: true }).compile(schema)
 
 function fail (problems: string[]): never {
-  throw new KernelError('KERNEL_INVALID_OPTIONS', `fastify-kernel: invalid options: ${problems.join('; ')}.`)
+  throw new errorCodes.KERNEL_INVALID_OPTIONS(`invalid options: ${problems.join('; ')}.`)
 }
 
 /**

@@ -1,6 +1,7 @@
 import { Ajv } from 'ajv'
 import type { Profile, ProfileSummary } from './profile.js'
 import { TOKEN_PATTERN } from './token.js'
+import { errorCodes } from '../errors/codes.js'
 
 /**
  * What a stored profile must look like before a page renders it. Storage is outside the
@@ -75,6 +76,6 @@ export function parseProfile (text: string, token: string, problem: (error: Erro
     return undefined
   }
   if (isProfile(value, token, now)) return value
-  problem(new Error('the data is not a profile of this version, or not the one of this token'))
+  problem(new errorCodes.KERNEL_INVALID_PROFILE())
   return undefined
 }

@@ -1,4 +1,5 @@
 import { randomString } from '../random-pool.js'
+import { errorCodes } from '../errors/codes.js'
 
 export const TOKEN_PATTERN = /^[0-9a-f]{6}$/
 
@@ -7,12 +8,14 @@ export function randomToken (): string {
   return randomString(3, 'hex')
 }
 
+const MAX_DRAWS = 1000
+
 /** Six lower-case hex characters from the cryptographic RNG, redrawn while `taken` says so. */
 export function createToken (taken: (token: string) => boolean): string {
   // 16.7 million tokens: a store of thousands collides rarely; the bound only stops a full store looping
-  for (let attempt = 0; attempt < 1000; attempt++) {
+  for (let attempt = 0; attempt < MAX_DRAWS; attempt++) {
     const token = randomToken()
     if (!taken(token)) return token
   }
-  throw new Error('fastify-kernel: no free profiler token after 1000 draws')
+  throw new errorCodes.KERNEL_NO_FREE_TOKEN(MAX_DRAWS)
 }

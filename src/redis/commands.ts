@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { errorCodes } from '../errors/codes.js'
 
 /**
  * The little the kernel needs of a Redis client: one generic command call. ioredis' `Redis`
@@ -25,10 +26,6 @@ export const REDIS_CLIENT_OPTIONS_SCHEMA = {
   }
 } as const
 
-export class RedisTimeoutError extends Error {
-  readonly code = 'KERNEL_REDIS_TIMEOUT'
-}
-
 /**
  * Settles with the command or rejects after `ms`: every call the kernel makes to Redis is
  * bounded in time, whatever the client's own settings (a server that accepts the connection
@@ -37,7 +34,7 @@ export class RedisTimeoutError extends Error {
 export function withDeadline<T> (promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   const expired = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => { reject(new RedisTimeoutError(`fastify-kernel: Redis did not answer ${what} within ${ms} ms`)) }, ms)
+    timer = setTimeout(() => { reject(new errorCodes.KERNEL_REDIS_TIMEOUT(what, ms)) }, ms)
   })
   return Promise.race([promise, expired]).finally(() => { clearTimeout(timer) })
 }

@@ -1,4 +1,4 @@
-import { SuspiciousOperationException } from '../errors/http-exceptions.js'
+import { SuspiciousOperationException } from '../errors/exceptions.js'
 
 /** The request target split as Symfony sees it: the raw path (never decoded) and the raw query. */
 export interface RequestTarget {

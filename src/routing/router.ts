@@ -15,8 +15,8 @@ import {
   SuspiciousOperationException,
   stackless,
   withFramesOf
-} from '../errors/http-exceptions.js'
-import type { HttpException } from '../errors/http-exceptions.js'
+} from '../errors/exceptions.js'
+import type { HttpException } from '../errors/exceptions.js'
 import { originOf, parseHttpHost, requestScheme, splitRequestTarget } from './request-uri.js'
 import type { RequestUri } from './request-uri.js'
 import { routingPath } from './routing-path.js'

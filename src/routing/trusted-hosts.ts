@@ -1,4 +1,4 @@
-import { SuspiciousOperationException } from '../errors/http-exceptions.js'
+import { SuspiciousOperationException } from '../errors/exceptions.js'
 
 /** Hosts already found trusted are remembered, as Symfony does, up to this many. */
 const MAX_REMEMBERED = 1024

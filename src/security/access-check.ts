@@ -3,7 +3,7 @@ import { Priority, Stage } from '../kernel/stages.js'
 import { subscription } from '../kernel/dispatcher.js'
 import type { IsGrantedCheck } from './access-decision.js'
 import { describeCheck, rolesGrant } from './access-decision.js'
-import { AccessDeniedException } from './errors.js'
+import { AccessDeniedException } from '../errors/exceptions.js'
 import { securityOf } from './firewall-listener.js'
 
 /** Is `value` a valid `isGranted` route option? Checked when the route is added. */

@@ -1,8 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import { kCsrfToken } from '../symbols.js'
-import { AccessDeniedHttpException } from '../errors/http-exceptions.js'
+import { AccessDeniedHttpException, InvalidCsrfTokenException } from '../errors/exceptions.js'
 import { DEFAULT_CSRF_PARAMETER } from './options.js'
-import { InvalidCsrfTokenException } from './errors.js'
 
 /** Where @fastify/csrf-protection keeps the session's CSRF secret. */
 export const CSRF_SESSION_KEY = '_csrf'

@@ -8,7 +8,7 @@ import type { ResolvedFirewall } from './options.js'
 import { parseAuthorization } from './credentials.js'
 import { RequestSecurity } from './request-security.js'
 import { basicChallenge, bearerChallenge, unauthorized } from './entry-points.js'
-import { AccessDeniedException } from './errors.js'
+import { AccessDeniedException } from '../errors/exceptions.js'
 import { forget, readToken, tokenKey } from './session-token.js'
 
 /** The request's security state (null before the firewall ran). */

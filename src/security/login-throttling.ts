@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts } from 'rate-limiter-flexible'
 import type { RateLimiterLike } from 'rate-limiter-flexible'
-import { TooManyLoginAttemptsAuthenticationException } from './errors.js'
+import { TooManyLoginAttemptsAuthenticationException } from '../errors/exceptions.js'
 import { ClockedMemoryLimiter } from './memory-limiter.js'
 import type { Clock } from '../clock.js'
 import { systemClock } from '../clock.js'

@@ -2,6 +2,7 @@ import { LRUCache } from 'lru-cache'
 import { RateLimiterCompatibleAbstract, RateLimiterRes } from 'rate-limiter-flexible'
 import type { Clock } from '../clock.js'
 import { lruCacheClock } from '../clock.js'
+import { errorCodes } from '../errors/codes.js'
 
 /** A key's current window: mutated in place, so that counting never moves its end. */
 interface Window { consumed: number }
@@ -29,8 +30,8 @@ export class ClockedMemoryLimiter extends RateLimiterCompatibleAbstract {
     // limiter taking this one as its insurance sets its own values (0 and false: none)
     Object.defineProperties(this, {
       keyPrefix: { value: prefix },
-      blockDuration: { get: () => 0, set: (value: number) => { if (value !== 0) throw new Error('ClockedMemoryLimiter does not block keys') } },
-      execEvenly: { get: () => false, set: (value: boolean) => { if (value) throw new Error('ClockedMemoryLimiter does not spread points') } }
+      blockDuration: { get: () => 0, set: (value: number) => { if (value !== 0) throw new errorCodes.KERNEL_INVALID_OPTIONS('ClockedMemoryLimiter does not block keys') } },
+      execEvenly: { get: () => false, set: (value: boolean) => { if (value) throw new errorCodes.KERNEL_INVALID_OPTIONS('ClockedMemoryLimiter does not spread points') } }
     })
   }
 

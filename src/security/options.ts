@@ -1,7 +1,7 @@
 import { Ajv } from 'ajv'
 import type { AccessRule } from './access-map.js'
 import type { InMemoryUserConfig, UserProvider } from './user-provider.js'
-import { KernelError } from '../errors/kernel-errors.js'
+import { errorCodes } from '../errors/codes.js'
 import { ajvProblems } from '../config/ajv-problems.js'
 import { REDIS_CLIENT_OPTIONS_SCHEMA } from '../redis/commands.js'
 import type { LoginThrottlingLimits, LoginThrottlingStore } from './login-throttling.js'
@@ -163,7 +163,7 @@ const schema = {
 const validate = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true }).compile(schema)
 
 function fail (problems: string[]): never {
-  throw new KernelError('KERNEL_INVALID_OPTIONS', `fastify-kernel: invalid "security" options: ${problems.join('; ')}.`)
+  throw new errorCodes.KERNEL_INVALID_OPTIONS(`invalid "security" options: ${problems.join('; ')}.`)
 }
 
 function compile (pattern: string, where: string, problems: string[]): RegExp {

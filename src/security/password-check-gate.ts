@@ -1,6 +1,6 @@
 import pLimit from 'p-limit'
 import type { LimitFunction } from 'p-limit'
-import { ServiceUnavailableHttpException, TooManyRequestsHttpException } from '../errors/http-exceptions.js'
+import { ServiceUnavailableHttpException, TooManyRequestsHttpException } from '../errors/exceptions.js'
 
 /** How many password checks run at once, how many may wait, and how many one client may have. */
 export interface PasswordCheckLimits {

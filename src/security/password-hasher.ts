@@ -1,4 +1,5 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto'
+import { errorCodes } from '../errors/codes.js'
 
 /**
  * Password hashes with scrypt from node:crypto (memory-hard, no native add-on to build), in a
@@ -28,13 +29,13 @@ interface ParsedHash { params: ScryptParams, salt: Buffer, hash: Buffer }
 /** Reads an encoded hash; throws a clear error for anything that is not one of ours. */
 export function parsePasswordHash (encoded: string): ParsedHash {
   const m = FORMAT.exec(encoded)
-  if (m === null) throw new Error('not a scrypt password hash ($scrypt$ln=..,r=..,p=..$salt$hash); make one with `npm run hash-password`')
+  if (m === null) throw new errorCodes.KERNEL_INVALID_PASSWORD_HASH('not a scrypt password hash ($scrypt$ln=..,r=..,p=..$salt$hash); make one with `npm run hash-password`')
   const params = { ln: Number(m[1]), r: Number(m[2]), p: Number(m[3]) }
   if (params.ln < 10 || params.ln > 20 || params.r < 1 || params.r > 32 || params.p < 1 || params.p > 16) {
-    throw new Error('scrypt parameters out of range (ln 10..20, r 1..32, p 1..16)')
+    throw new errorCodes.KERNEL_INVALID_PASSWORD_HASH('scrypt parameters out of range (ln 10..20, r 1..32, p 1..16)')
   }
   const hash = Buffer.from(m[5], 'base64')
-  if (hash.length < 16) throw new Error('scrypt hash too short')
+  if (hash.length < 16) throw new errorCodes.KERNEL_INVALID_PASSWORD_HASH('scrypt hash too short')
   return { params, salt: Buffer.from(m[4], 'base64'), hash }
 }
 
@@ -52,7 +53,7 @@ function derive (password: string, salt: Buffer, params: ScryptParams, length: n
 const b64 = (buffer: Buffer): string => buffer.toString('base64').replace(/=+$/, '')
 
 export async function hashPassword (password: string, params: ScryptParams = DEFAULT_SCRYPT_PARAMS): Promise<string> {
-  if (password.length > MAX_PASSWORD_LENGTH) throw new RangeError(`passwords are limited to ${MAX_PASSWORD_LENGTH} characters`)
+  if (password.length > MAX_PASSWORD_LENGTH) throw new errorCodes.KERNEL_PASSWORD_TOO_LONG(MAX_PASSWORD_LENGTH)
   const salt = randomBytes(SALT_LENGTH)
   const hash = await derive(password, salt, params, KEY_LENGTH)
   return `$scrypt$ln=${params.ln},r=${params.r},p=${params.p}$${b64(salt)}$${b64(hash)}`

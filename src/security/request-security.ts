@@ -3,7 +3,7 @@ import type { ResolvedFirewall, EntryPointName } from './options.js'
 import type { RoleHierarchy } from './role-hierarchy.js'
 import type { SecurityUser } from './user-provider.js'
 import { rolesGrant } from './access-decision.js'
-import { AccessDeniedException } from './errors.js'
+import { AccessDeniedException } from '../errors/exceptions.js'
 
 export type AuthenticatorName = EntryPointName | 'session'
 

@@ -1,4 +1,5 @@
 import { parsePasswordHash } from './password-hasher.js'
+import { errorCodes } from '../errors/codes.js'
 
 /** What the application sees of an authenticated user: never the password hash. */
 export interface SecurityUser {
@@ -31,7 +32,7 @@ export class InMemoryUserProvider implements UserProvider {
       try {
         parsePasswordHash(user.password)
       } catch (error) {
-        throw new Error(`user "${username}": password ${(error as Error).message}`)
+        throw new errorCodes.KERNEL_INVALID_PASSWORD_HASH(`user "${username}": password ${(error as Error).message}`, { cause: error })
       }
       this.users.set(username, Object.freeze({ username, password: user.password, roles: Object.freeze([...(user.roles ?? [])]) }))
     }

@@ -1,5 +1,5 @@
 import { withDeadline } from '../redis/commands.js'
-import { ServiceUnavailableHttpException } from '../errors/http-exceptions.js'
+import { ServiceUnavailableHttpException } from '../errors/exceptions.js'
 import { ThrottledWarning } from '../log/throttled-warning.js'
 import type { SessionStore } from './memory-store.js'
 

@@ -1,5 +1,5 @@
 import { Ajv } from 'ajv'
-import { KernelError } from '../errors/kernel-errors.js'
+import { errorCodes } from '../errors/codes.js'
 import { ajvProblems } from '../config/ajv-problems.js'
 import type { SessionStore } from './memory-store.js'
 
@@ -76,17 +76,17 @@ const validate = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true 
 export function resolveSessionOptions (given: unknown): ResolvedSessionOptions {
   if (!validate(given)) {
     const problems = ajvProblems(validate.errors ?? [], 'session').map((p) => p.includes('secret') && p.includes('fewer than') ? `option "session.secret" must be at least ${MIN_SECRET_LENGTH} characters long` : p)
-    throw new KernelError('KERNEL_INVALID_OPTIONS', `fastify-kernel: invalid "session" options: ${[...new Set(problems)].join('; ')}.`)
+    throw new errorCodes.KERNEL_INVALID_OPTIONS(`invalid "session" options: ${[...new Set(problems)].join('; ')}.`)
   }
   const o = given as SessionOptions
   const store = o.store
   if (store !== undefined && (typeof store.get !== 'function' || typeof store.set !== 'function' || typeof store.destroy !== 'function')) {
-    throw new KernelError('KERNEL_INVALID_OPTIONS', 'fastify-kernel: invalid "session" options: option "session.store" must have get, set and destroy functions.')
+    throw new errorCodes.KERNEL_INVALID_OPTIONS('invalid "session" options: option "session.store" must have get, set and destroy functions.')
   }
   const sameSite = o.cookie?.sameSite ?? 'lax'
   const secure = o.cookie?.secure ?? 'auto'
   if (sameSite === 'none' && secure !== true) {
-    throw new KernelError('KERNEL_INVALID_OPTIONS', 'fastify-kernel: invalid "session" options: option "session.cookie.sameSite" "none" needs "session.cookie.secure": true (browsers refuse it otherwise).')
+    throw new errorCodes.KERNEL_INVALID_OPTIONS('invalid "session" options: option "session.cookie.sameSite" "none" needs "session.cookie.secure": true (browsers refuse it otherwise).')
   }
   return {
     secrets: typeof o.secret === 'string' ? [o.secret] : [...o.secret],

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { setImmediate as tick } from 'node:timers/promises'
 import { PasswordCheckGate } from '../../src/security/password-check-gate.js'
-import { ServiceUnavailableHttpException, TooManyRequestsHttpException } from '../../src/errors/http-exceptions.js'
+import { ServiceUnavailableHttpException, TooManyRequestsHttpException } from '../../src/errors/exceptions.js'
 import { securedApp, exampleSecurity, exampleUsers, basic, passwords } from './app.js'
 import type { StoredUser } from '../../src/security/index.js'
 

@@ -7,7 +7,7 @@ import { adoptRoute } from '../../routing/route-table.js'
 import { emptyParameter } from '../../routing/route-pattern.js'
 import type { TrustedHosts } from '../../routing/trusted-hosts.js'
 import { resolveRequestUri, routingFailure } from '../../routing/router.js'
-import { HttpException } from '../../errors/http-exceptions.js'
+import { HttpException } from '../../errors/exceptions.js'
 import { kKernelNotFound, kKernelRoute } from '../../symbols.js'
 
 type StampedConfig = { [kKernelRoute]?: RouteDefinition, [kKernelNotFound]?: boolean } | undefined

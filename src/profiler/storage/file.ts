@@ -10,6 +10,7 @@ import { FolderLock } from './folder-lock.js'
 import type { FolderLockTimings } from './folder-lock.js'
 import type { Clock } from '../../clock.js'
 import { systemClock } from '../../clock.js'
+import { errorCodes } from '../../errors/codes.js'
 
 export interface StorageLogger {
   warn: (fields: object, message: string) => void
@@ -68,7 +69,7 @@ export class FileProfileStorage implements ProfileStorage {
   }
 
   /**
-   * Opens (creating) the folder, takes its lock (FolderInUseError while another process writes
+   * Opens (creating) the folder, takes its lock (KERNEL_PROFILER_FOLDER_IN_USE while another process writes
    * it), reloads the index, and reconciles the folder with it.
    */
   static async open (directory: string, limits: { maxProfiles: number, maxAgeMs: number }, log: StorageLogger, options: FileStorageOptions = {}): Promise<FileProfileStorage> {
@@ -175,7 +176,7 @@ export class FileProfileStorage implements ProfileStorage {
    */
   async save (profile: Profile): Promise<void> {
     const token = profile.token
-    if (!TOKEN_PATTERN.test(token)) throw new Error(`fastify-kernel: refusing to store a profile under "${token}"`)
+    if (!TOKEN_PATTERN.test(token)) throw new errorCodes.KERNEL_INVALID_TOKEN(token)
     const json = JSON.stringify(profile)
     const summary = summarize(profile)
     this.unwritten.set(token, json)

@@ -2,6 +2,7 @@ import { hostname } from 'node:os'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import lockfile from 'proper-lockfile'
+import { errorCodes } from '../../errors/codes.js'
 
 const LOCK = '.lock'
 const OWNER = '.owner.json'
@@ -11,10 +12,6 @@ export interface FolderLockTimings {
   staleMs?: number
   /** how often the owner refreshes it (default half of staleMs) */
   updateMs?: number
-}
-
-export class FolderInUseError extends Error {
-  readonly code = 'KERNEL_PROFILER_FOLDER_IN_USE'
 }
 
 /**
@@ -41,7 +38,7 @@ export class FolderLock {
     return this.release !== undefined
   }
 
-  /** Takes the lock (again, after it was lost); FolderInUseError while another process holds it. */
+  /** Takes the lock (again, after it was lost); KERNEL_PROFILER_FOLDER_IN_USE while another process holds it. */
   async take (): Promise<void> {
     const staleMs = Math.max(5000, this.timings.staleMs ?? 10_000)
     const generation = ++this.generation
@@ -61,7 +58,7 @@ export class FolderLock {
       if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error
       const owner: { host?: string, pid?: number, since?: string } = await readFile(join(this.directory, OWNER), 'utf8').then((text) => JSON.parse(text) as object, () => ({}))
       const who = owner.pid === undefined ? 'another process' : `process ${owner.pid} on host "${String(owner.host)}" (since ${String(owner.since)})`
-      throw new FolderInUseError(`the folder is already used by ${who}. The file storage has one writer per folder: give each process its own folder, or share profiles between processes with the Redis storage`, { cause: error })
+      throw new errorCodes.KERNEL_PROFILER_FOLDER_IN_USE(who, { cause: error })
     }
     await writeFile(join(this.directory, OWNER), JSON.stringify({ host: hostname(), pid: process.pid, since: new Date().toISOString() }))
   }

@@ -10,6 +10,7 @@ import type { RedisCommands } from '../../redis/commands.js'
 import { ThrottledWarning } from '../../log/throttled-warning.js'
 import type { Clock } from '../../clock.js'
 import { systemClock } from '../../clock.js'
+import { errorCodes } from '../../errors/codes.js'
 
 export interface RedisProfileStorageOptions {
   /** the app's client (ioredis); the storage never closes it */
@@ -196,14 +197,14 @@ export class RedisProfileStorage implements ProfileStorage {
 
   async save (profile: Profile): Promise<void> {
     const token = profile.token
-    if (!TOKEN_PATTERN.test(token)) throw new Error(`fastify-kernel: refusing to store a profile under "${token}"`)
+    if (!TOKEN_PATTERN.test(token)) throw new errorCodes.KERNEL_INVALID_TOKEN(token)
     const summary = summarize(profile)
     const maxAgeS = Math.max(1, Math.ceil(this.options.maxAgeMs / 1000))
     const size = await this.call<number>('a profile save', SAVE.run(this.client, [this.bodyPrefix + token, this.indexKey], [
       this.marker, JSON.stringify(profile), token + JSON.stringify(summary), summary.time, maxAgeS,
       this.options.maxProfiles, this.clock.now() - this.options.maxAgeMs, this.bodyPrefix
     ]))
-    if (size < 0) throw new Error(`fastify-kernel: the profiler token "${token}" is no longer reserved by this process; the profile is not stored`)
+    if (size < 0) throw new errorCodes.KERNEL_TOKEN_NOT_RESERVED(token)
     this.outstanding.delete(token)
     this.lastSize = size
   }

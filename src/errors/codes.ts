@@ -1,0 +1,50 @@
+/**
+ * Every error of the kernel itself, each with a stable code, in one table (Fastify's
+ * `lib/errors.js`): wrong options, wrong registration order or API use, storage faults. They
+ * are `@fastify/error` errors: `error.code`, `error.statusCode`, a message made from the
+ * arguments (`util.format`), and `{ cause }` as the last argument.
+ *
+ *     throw new errorCodes.KERNEL_INVALID_OPTIONS('invalid "session" options: …')
+ *
+ * What requests get (404, 405, 401…) are the HTTP exceptions of `exceptions.ts`, not these.
+ */
+import createError from '@fastify/error'
+import { kernelClasses } from './class-names.js'
+
+export const errorCodes = {
+  /** options of the plugin, a feature or a route that are wrong: the message names every problem */
+  KERNEL_INVALID_OPTIONS: createError('KERNEL_INVALID_OPTIONS', 'fastify-kernel: %s'),
+  /** a listener for a stage that does not exist */
+  KERNEL_UNKNOWN_STAGE: createError('KERNEL_UNKNOWN_STAGE', 'Unknown stage "%s"; stages are %s.'),
+  /** a listener that is not a function, or a priority that is not a finite number */
+  KERNEL_INVALID_LISTENER: createError('KERNEL_INVALID_LISTENER', '%s'),
+  /** the first listener of a stage added after the app was ready (its Fastify hook can no longer be added) */
+  KERNEL_LATE_LISTENER: createError('KERNEL_LATE_LISTENER', 'fastify-kernel: the first "%s" listener was added after the app was ready; Fastify fixes its hooks at ready, so add it before (with debug or trace on, every stage is ready for listeners at any time).'),
+  /** a data collector without a valid name or a collect() function, or a second one of the same name */
+  KERNEL_INVALID_COLLECTOR: createError('KERNEL_INVALID_COLLECTOR', 'fastify-kernel: %s'),
+  /** the profiler's Redis storage could not reach Redis at start */
+  KERNEL_REDIS_UNAVAILABLE: createError('KERNEL_REDIS_UNAVAILABLE', 'fastify-kernel: the profiler cannot reach Redis: %s'),
+  /** a Redis command did not answer within its time bound */
+  KERNEL_REDIS_TIMEOUT: createError('KERNEL_REDIS_TIMEOUT', 'fastify-kernel: Redis did not answer %s within %s ms'),
+  /** the file storage's folder is written by another process */
+  KERNEL_PROFILER_FOLDER_IN_USE: createError('KERNEL_PROFILER_FOLDER_IN_USE', 'the folder is already used by %s. The file storage has one writer per folder: give each process its own folder, or share profiles between processes with the Redis storage'),
+  /** a profile saved under a token that is not one (6 lower-case hex characters) */
+  KERNEL_INVALID_TOKEN: createError('KERNEL_INVALID_TOKEN', 'fastify-kernel: refusing to store a profile under "%s"'),
+  /** a profile saved under a token this process no longer holds (its reservation expired) */
+  KERNEL_TOKEN_NOT_RESERVED: createError('KERNEL_TOKEN_NOT_RESERVED', 'fastify-kernel: the profiler token "%s" is no longer reserved by this process; the profile is not stored'),
+  /** every draw of a token was taken (a store nearly full of its 16.7 million tokens) */
+  KERNEL_NO_FREE_TOKEN: createError('KERNEL_NO_FREE_TOKEN', 'fastify-kernel: no free profiler token after %s draws'),
+  /** stored data that is no profile of this version, or not the one of its token */
+  KERNEL_INVALID_PROFILE: createError('KERNEL_INVALID_PROFILE', 'the data is not a profile of this version, or not the one of this token'),
+  /** a password hash that is not scrypt's `$scrypt$ln=..,r=..,p=..$salt$hash`, or out of range */
+  KERNEL_INVALID_PASSWORD_HASH: createError('KERNEL_INVALID_PASSWORD_HASH', '%s'),
+  /** a password longer than the hasher accepts */
+  KERNEL_PASSWORD_TOO_LONG: createError('KERNEL_PASSWORD_TOO_LONG', 'passwords are limited to %s characters'),
+  /** the package's own files could not be found (a broken install) */
+  KERNEL_PACKAGE_NOT_FOUND: createError('KERNEL_PACKAGE_NOT_FOUND', 'fastify-kernel: cannot find its own package.json')
+} as const
+
+export type ErrorCode = keyof typeof errorCodes
+
+// shown as `fastify-kernel/FastifyError` beside their code on debug pages, as Fastify's as `fastify/FastifyError`
+kernelClasses(...Object.values(errorCodes) as unknown as Array<abstract new (...args: never[]) => Error>)
