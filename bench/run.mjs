@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
 import { securityBench } from './security.mjs'
+import { importCost } from './import-cost.mjs'
 import { serverFigures, startServer, stopServer } from './server-process.mjs'
 
 const duration = Number(process.env.BENCH_DURATION ?? 10)
@@ -69,6 +70,9 @@ let redis
 function load (port, request, seconds) {
   return autocannon({ url: `http://127.0.0.1:${port}`, connections, duration: seconds, pipelining: 1, requests: [{ ...request, headers: { accept: 'text/html' } }] })
 }
+
+// first, on a machine no server loads yet
+const importReport = only === undefined || only.split(',').includes('import') ? importCost().report : undefined
 
 const results = []
 for (const server of servers) {
@@ -149,5 +153,6 @@ for (const r of results) {
   const saved = r.saved === null ? '' : `${r.saved.profiles} / ${r.saved.dropped}`
   console.log(`| ${r.server} | ${r.scenario} (${r.statuses}) | ${Math.round(r.rps)} | ${ratio} | ${r.p99} | ${p99Ratio} | ${r.cpuPerRequest.toFixed(1)} | ${cpuRatio} | ${mb(r.rssBefore)} → ${mb(r.rssAfter)} | ${saved} |`)
 }
+if (importReport !== undefined) console.log(`\n${importReport}`)
 if (soakReport !== undefined) console.log(`\n${soakReport}`)
 if (securityReport !== undefined) console.log(`\n${securityReport}`)

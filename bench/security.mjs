@@ -6,7 +6,7 @@
 // Not timed tests: figures, with the bounds the defaults promise checked and printed.
 import http from 'node:http'
 import autocannon from 'autocannon'
-import { hashPassword } from '../dist/index.js'
+import { hashPassword } from '../dist/src/security/index.js'
 import { serverFigures, startServer, stopServer } from './server-process.mjs'
 
 const MIB = 1048576

@@ -1,4 +1,3 @@
-import Fastify from 'fastify'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import type { KernelOptions } from '../src/config/options.js'
 import { kernel } from './kernel.js'
@@ -20,6 +19,8 @@ export function withKernelServerOptions (given: FastifyServerOptions = {}): Fast
  * routes can be added at once. Options given in `fastify` win over the kernel's defaults.
  */
 export async function createKernelApp (options: { kernel?: KernelOptions, fastify?: FastifyServerOptions } = {}): Promise<FastifyInstance> {
+  // loaded here, not with the package: an app that builds its own instance never needs it from us
+  const { default: Fastify } = await import('fastify')
   const app = Fastify(withKernelServerOptions(options.fastify))
   await app.register(kernel, options.kernel ?? {})
   return app

@@ -12,17 +12,13 @@ import { createErrorController, errorControllerSubscriptions } from '../src/kern
 import { exceptionLoggerSubscriptions } from '../src/kernel/listeners/exception-logger.js'
 import { robotsSubscriptions } from '../src/kernel/listeners/robots.js'
 import { cspNoncesSubscriptions } from '../src/kernel/listeners/csp-nonces.js'
-import { SourceExcerpts } from '../src/errors/source-excerpt.js'
 import { wholeStackTraces } from '../src/errors/stack-trace-limit.js'
 import { kKernelInternalRoute, kKernelRoute } from '../src/symbols.js'
 import { installLifecycle, kernelRequestAnswer } from './lifecycle.js'
 import { createBodyTimeout } from './body-timeout.js'
 import { answerConnectRequests } from './connect.js'
-import { TRACE_PARTIALS, createTemplateRenderer } from './views.js'
-import { registerProfiler } from './profiler.js'
-import { registerSession } from './session.js'
 import { registerLocale } from './locale.js'
-import { registerSecurityServices } from './security.js'
+import { registerRequestSecurity } from './request-security.js'
 import './fastify-augmentation.js'
 
 type RouteConfig = Record<string | symbol, unknown>
@@ -102,8 +98,10 @@ function giveRouteHooks (route: RouteOptions, hooks: RouteHooks): void {
 
 async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): Promise<void> {
   const options = resolveKernelOptions(rawOptions)
+  // what only some apps use is loaded only by them: an app pays for what it configures
+  const { TRACE_PARTIALS, createTemplateRenderer } = await import('./views.js')
   const { render } = await createTemplateRenderer(app, TRACE_PARTIALS)
-  const sources = options.debug ? new SourceExcerpts({ root: process.cwd(), fileLinkFormat: options.fileLinkFormat }) : undefined
+  const sources = options.debug ? new (await import('../src/errors/source-excerpt.js')).SourceExcerpts({ root: process.cwd(), fileLinkFormat: options.fileLinkFormat }) : undefined
   const errorController = createErrorController({
     debug: options.debug,
     render,
@@ -133,7 +131,7 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
 
   // before the lifecycle: @fastify/session's onRequest hook must load the session before the
   // kernel's onRequest hook runs kernel.request (session listener at 128, firewall at 8)
-  const sessionCookie = await registerSession(app, kernel, options)
+  const sessionCookie = options.session === undefined ? null : await (await import('./session.js')).registerSession(app, kernel, options)
 
   installLifecycle(app, kernel)
   const bodyTimeout = createBodyTimeout(app, options.bodyTimeout)
@@ -142,8 +140,10 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
 
   // optional features, each a plugin of its own wired to the kernel's stages as listeners
   registerLocale(app, kernel, options)
-  await registerSecurityServices(app, kernel, options, sessionCookie)
-  await registerProfiler(app, kernel, options)
+  registerRequestSecurity(app, kernel, options.security !== undefined)
+  if (options.security !== undefined) await (await import('./security.js')).registerSecurity(app, kernel, options, sessionCookie)
+  // profiler options are checked in production too, so that a typo fails in every mode
+  if (options.debug || (options.profiler !== undefined && options.profiler !== false)) await (await import('./profiler.js')).registerProfiler(app, kernel, options)
 }
 
 /**

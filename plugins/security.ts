@@ -9,8 +9,6 @@ import type { ResolvedFirewall } from '../src/security/options.js'
 import { Security } from '../src/security/security.js'
 import { firewallSubscriptions } from '../src/security/firewall-listener.js'
 import { securityExceptionSubscriptions } from '../src/security/exception-listener.js'
-import { accessCheckSubscriptions, isGrantedCheck } from '../src/security/access-check.js'
-import { securityCollector } from '../src/security/collector.js'
 import { checkFormLogin, logout } from '../src/security/form-login.js'
 import { CSRF_SESSION_KEY, csrfTokenOf } from '../src/security/csrf.js'
 import type { CsrfTokenSource } from '../src/security/csrf.js'
@@ -22,37 +20,11 @@ import type { SessionCookie } from './session.js'
 const fastifyCsrfProtection = createRequire(import.meta.url)('@fastify/csrf-protection') as FastifyPluginAsync<{ sessionPlugin: '@fastify/session', sessionKey: string, getToken: (request: FastifyRequest) => string | undefined }>
 
 /**
- * The firewall (kernel.request, 8), route access checks (kernel.controller_arguments, 0) and
- * the security exception listener (kernel.exception, 1). `request.security` is typed on every
- * request (null without the security option), so route checks and controllers can read it.
+ * The `security` option: firewalls (kernel.request, 8), the security exception listener
+ * (kernel.exception, 1), form login and logout routes with their CSRF tokens. Loaded only when
+ * the option is given (route access checks and `request.security` are in request-security.ts).
  */
-export async function registerSecurityServices (app: FastifyInstance, kernel: Kernel, options: ResolvedKernelOptions, sessionCookie: SessionCookie | null): Promise<void> {
-  app.decorateRequest('security', null)
-  kernel.addCollector(securityCollector(options.security !== undefined))
-  registerAccessChecks(app, kernel)
-  if (options.security !== undefined) await registerSecurity(app, kernel, options, sessionCookie)
-}
-
-/**
- * `config.isGranted` works with or without the `security` option (without it every request
- * is anonymous), so that a route meant to be protected is never silently open. The listener
- * is added with the first route that uses it: apps without access checks pay nothing.
- */
-function registerAccessChecks (app: FastifyInstance, kernel: Kernel): void {
-  let installed = false
-  app.addHook('onRoute', (route) => {
-    const check = (route.config as { isGranted?: unknown } | undefined)?.isGranted
-    if (check === undefined) return
-    if (!isGrantedCheck(check)) {
-      throw new errorCodes.KERNEL_INVALID_OPTIONS(`route "${String(route.method)} ${route.url}": config.isGranted must be a role, a non-empty list of roles, or a function (user, request) => boolean.`)
-    }
-    if (installed) return
-    installed = true
-    kernel.subscribe(accessCheckSubscriptions, 'security')
-  })
-}
-
-async function registerSecurity (app: FastifyInstance, kernel: Kernel, options: ResolvedKernelOptions, sessionCookie: SessionCookie | null): Promise<void> {
+export async function registerSecurity (app: FastifyInstance, kernel: Kernel, options: ResolvedKernelOptions, sessionCookie: SessionCookie | null): Promise<void> {
   const { options: securityOptions, firewalls, accessControl, passwordChecks } = resolveSecurityOptions(options.security, sessionCookie !== null)
   const security = new Security(securityOptions, firewalls, accessControl, passwordChecks, options.clock)
   app.decorate('kernelSecurity', security)

@@ -15,15 +15,6 @@ export const KERNEL_MAX_PARAM_LENGTH = KERNEL_MAX_HEADER_SIZE
  * the backstop for what the kernel never sees (a stalled request line or headers).
  */
 export const KERNEL_REQUEST_TIMEOUT = 60_000
-/**
- * What the service passes as `connectionTimeout` (a socket with no traffic for this long is
- * closed). Not in `kernelServerOptions()`: Node resets that socket timer on every read and
- * write, about 1 µs a request (8% of a small response), while the stalls it would catch are
- * already bounded: a request by `requestTimeout`, a body by the kernel's `bodyTimeout`, an idle
- * keep-alive connection by `keepAliveTimeout`.
- */
-export const KERNEL_CONNECTION_TIMEOUT = 120_000
-
 const ABSOLUTE_FORM = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//
 
 /**

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import escapeHtml from 'escape-html'
-import { hashPassword, hashToken } from 'fastify-kernel'
+import { hashPassword, hashToken } from 'fastify-kernel/security'
 import type { KernelOptions } from 'fastify-kernel'
 import type { ServiceEnv } from './env.js'
 

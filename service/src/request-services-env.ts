@@ -1,4 +1,5 @@
-import { MIN_SECRET_LENGTH, parsePasswordHash } from 'fastify-kernel'
+import { parsePasswordHash } from 'fastify-kernel/security'
+import { MIN_SECRET_LENGTH } from 'fastify-kernel/session'
 import { ServiceConfigError } from './errors.js'
 
 /** The service's session, locale and security settings (see `.env.example`). */

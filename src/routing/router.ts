@@ -12,10 +12,9 @@ import {
   MethodNotAllowedHttpException,
   NotFoundHttpException,
   ResourceNotFoundException,
-  SuspiciousOperationException,
-  stackless,
-  withFramesOf
+  SuspiciousOperationException
 } from '../errors/exceptions.js'
+import { stackless, withFramesOf } from '../errors/stackless.js'
 import type { HttpException } from '../errors/exceptions.js'
 import { originOf, parseHttpHost, requestScheme, splitRequestTarget } from './request-uri.js'
 import type { RequestUri } from './request-uri.js'

@@ -1,4 +1,4 @@
-import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto'
+import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto'
 import { errorCodes } from '../errors/codes.js'
 
 /**
@@ -65,4 +65,9 @@ export async function verifyPassword (password: string, encoded: string | Parsed
   if (password.length > MAX_PASSWORD_LENGTH) return false
   const candidate = await derive(password, parsed.salt, parsed.params, parsed.hash.length)
   return timingSafeEqual(candidate, parsed.hash)
+}
+
+/** SHA-256 (hex) of a bearer token: what the `bearer.tokens` option holds. */
+export function hashToken (token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex')
 }

@@ -1,11 +1,10 @@
-import { createHash } from 'node:crypto'
 import type { AccessRule } from './access-map.js'
 import { AccessMap } from './access-map.js'
 import { RoleHierarchy } from './role-hierarchy.js'
 import type { ResolvedFirewall, SecurityOptions } from './options.js'
 import type { StoredUser, UserProvider } from './user-provider.js'
 import { InMemoryUserProvider } from './user-provider.js'
-import { hashPassword, MAX_PASSWORD_LENGTH, parsePasswordHash, verifyPassword } from './password-hasher.js'
+import { hashPassword, hashToken, MAX_PASSWORD_LENGTH, parsePasswordHash, verifyPassword } from './password-hasher.js'
 import { MAX_USERNAME_LENGTH } from './credentials.js'
 import { counterFactory, LoginThrottler } from './login-throttling.js'
 import type { LoginReservation } from './login-throttling.js'
@@ -15,11 +14,6 @@ import { clientKey } from './client-key.js'
 import { HttpException, TooManyRequestsHttpException, TooManyLoginAttemptsAuthenticationException } from '../errors/exceptions.js'
 import type { Clock } from '../clock.js'
 import { systemClock } from '../clock.js'
-
-/** SHA-256 (hex) of a bearer token: what the `bearer.tokens` option holds. */
-export function hashToken (token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex')
-}
 
 /**
  * The security configuration at run time: firewalls, the user provider, the role hierarchy

@@ -145,6 +145,8 @@ for (const order of ['kernel first', 'kernel last'] as const) {
 
     const whoami = await prod.inject({ url: '/whoami', headers: { host, 'accept-language': 'fr-CH' } })
     t.same(whoami.json(), { locale: 'fr', route: 'get_whoami', user: null })
+    const closed = await prod.inject({ url: '/closed', headers: { host, accept: 'application/json' } })
+    t.equal(closed.statusCode, 403, 'fastify-kernel/exceptions: a thrown AccessDeniedHttpException is a 403')
     const admin = await prod.inject({ url: '/admin', headers: { host } })
     t.equal(admin.statusCode, 401)
     t.equal(admin.headers['www-authenticate'], 'Basic realm="Consumer"')

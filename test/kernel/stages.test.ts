@@ -227,7 +227,7 @@ t.test('event.fail() is a throw without its cost: later listeners and the contro
   })
   t.teardown(() => app.close())
   const ran: string[] = []
-  const { AccessDeniedHttpException } = await import('../../index.js')
+  const { AccessDeniedHttpException } = await import('../../src/errors/exceptions.js')
   app.kernel.on(Stage.CONTROLLER_ARGUMENTS, function deny (event) {
     if (event.request.url === '/guarded') event.fail(new AccessDeniedHttpException())
   }, { priority: 10 })

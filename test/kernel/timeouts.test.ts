@@ -2,7 +2,9 @@ import t from 'tap'
 import { connect } from 'node:net'
 import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
-import { createKernelApp, kernelServerOptions, KERNEL_REQUEST_TIMEOUT, KERNEL_CONNECTION_TIMEOUT } from '../../index.js'
+import { createKernelApp, kernelServerOptions } from '../../index.js'
+import { KERNEL_REQUEST_TIMEOUT } from '../../plugins/server-options.js'
+import { CONNECTION_TIMEOUT } from '../../service/src/build-service.js'
 import type { KernelOptions } from '../../index.js'
 
 async function listening (kernel: KernelOptions): Promise<{ app: FastifyInstance, port: number, bodyAwaited: Promise<void> }> {
@@ -68,9 +70,9 @@ t.test('kernelServerOptions bound a whole request (Fastify alone: never); a sock
   const app = await createKernelApp({ fastify: { logger: false } })
   t.teardown(() => app.close())
   t.equal(app.server.requestTimeout, KERNEL_REQUEST_TIMEOUT, "Node's server got it")
-  const withSocketTimeout = await createKernelApp({ fastify: { logger: false, connectionTimeout: KERNEL_CONNECTION_TIMEOUT } })
+  const withSocketTimeout = await createKernelApp({ fastify: { logger: false, connectionTimeout: CONNECTION_TIMEOUT } })
   t.teardown(() => withSocketTimeout.close())
-  t.equal(withSocketTimeout.server.timeout, KERNEL_CONNECTION_TIMEOUT, 'the socket timeout, as the service sets it')
+  t.equal(withSocketTimeout.server.timeout, CONNECTION_TIMEOUT, 'the socket timeout, as the service sets it')
   const custom = await createKernelApp({ fastify: { logger: false, requestTimeout: 5000 } })
   t.teardown(() => custom.close())
   t.equal(custom.server.requestTimeout, 5000, "the app's own value wins")
