@@ -4,7 +4,7 @@
  * the `bearer.tokens` option (`APP_API_TOKENS`) holds. Without a value it is read from stdin,
  * which keeps it out of the shell history.
  */
-import { hashPassword, hashToken } from '../src/security/password-hasher.js'
+import { hashPassword, hashToken } from '../src/security/index.js'
 import type { CommandIo } from './io.js'
 
 async function readAll (input: AsyncIterable<unknown>): Promise<string> {

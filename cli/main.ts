@@ -7,12 +7,14 @@ import type { CommandIo } from './io.js'
 import { CommandError } from './io.js'
 import { MATCH_USAGE, matchCommand } from './match.js'
 import { ROUTES_USAGE, routesCommand } from './routes.js'
+import { LISTENERS_USAGE, listenersCommand } from './listeners.js'
 
 type Command = (args: string[], io: CommandIo) => Promise<number>
 
 const COMMANDS: Record<string, { run: Command, usage: string }> = {
   routes: { run: routesCommand, usage: ROUTES_USAGE },
   match: { run: matchCommand, usage: MATCH_USAGE },
+  listeners: { run: listenersCommand, usage: LISTENERS_USAGE },
   'hash-password': { run: hashPasswordCommand, usage: HASH_PASSWORD_USAGE }
 }
 
@@ -34,8 +36,10 @@ export async function main (argv: string[], io: CommandIo): Promise<number> {
   try {
     return await command.run(args, io)
   } catch (error) {
-    // 1 means "no match": a command that could not run at all says so with 2
-    io.err(error instanceof CommandError ? error.message : `fastify-kernel ${name}: ${(error as Error).stack ?? String(error)}`)
+    // 1 means "no match": a command that could not run at all (usage, an app that does not
+    // load) says so with 2, and in one line
+    const expected = error instanceof CommandError || (error as { code?: unknown }).code === 'KERNEL_CONSOLE_APP'
+    io.err(expected ? (error as Error).message : `fastify-kernel ${name}: ${(error as Error).stack ?? String(error)}`)
     return error instanceof CommandError ? error.exitCode : 2
   }
 }

@@ -7,11 +7,8 @@
 import { parseArgs } from 'node:util'
 import type { CommandIo, Style } from './io.js'
 import { CommandError, paint, table } from './io.js'
-import { loadApp } from './load-app.js'
-import { kernelAnswer } from './kernel-answer.js'
-import type { KernelAnswer } from './kernel-answer.js'
-import { VERDICT_TEXT } from '../src/routing/trace.js'
-import type { RouteTraceLine } from '../src/routing/trace.js'
+import { openAppConsole, VERDICT_TEXT } from '../plugins/console.js'
+import type { KernelAnswer, RouteTraceLine } from '../plugins/console.js'
 
 export const MATCH_USAGE = 'fastify-kernel match <app> <path> [--method GET] [--host localhost] [--json]'
 
@@ -58,13 +55,13 @@ export async function matchCommand (args: string[], io: CommandIo): Promise<numb
   const method = (parsed.values.method ?? 'GET').toUpperCase()
   if (!TOKEN.test(method)) throw new CommandError(`fastify-kernel: "${method}" is not an HTTP method\nusage: ${MATCH_USAGE}`)
   const host = parsed.values.host ?? 'localhost'
-  const loaded = await loadApp(path)
+  const app = await openAppConsole(path)
   try {
-    const answer = await kernelAnswer(loaded, method, target, host)
+    const answer = await app.match(method, target, host)
     if (parsed.values.json === true) io.out(JSON.stringify(answer, null, 2))
     else for (const line of answerLines(answer, io)) io.out(line)
     return answer.outcome === 'matched' ? 0 : 1
   } finally {
-    await loaded.close()
+    await app.close()
   }
 }

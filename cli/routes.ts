@@ -5,8 +5,8 @@
 import { parseArgs } from 'node:util'
 import type { CommandIo } from './io.js'
 import { CommandError, table } from './io.js'
-import { loadApp } from './load-app.js'
-import { filterRoutes, flagsText, listRoutes } from './route-list.js'
+import { openAppConsole } from '../plugins/console.js'
+import type { ListedRoute, RouteFlags } from '../plugins/console.js'
 
 export const ROUTES_USAGE = 'fastify-kernel routes <app> [<filter: part of a name or path>] [--json]'
 
@@ -19,9 +19,9 @@ export async function routesCommand (args: string[], io: CommandIo): Promise<num
   }
   const [path, filter, extra] = parsed.positionals
   if (path === undefined || extra !== undefined) throw new CommandError(`usage: ${ROUTES_USAGE}`)
-  const loaded = await loadApp(path)
+  const app = await openAppConsole(path)
   try {
-    const routes = filterRoutes(listRoutes(loaded.kernel, loaded.routes), filter)
+    const routes = filterRoutes(app.routes(), filter)
     if (parsed.values.json === true) {
       io.out(JSON.stringify(routes, null, 2))
     } else if (routes.length > 0) {
@@ -34,6 +34,25 @@ export async function routesCommand (args: string[], io: CommandIo): Promise<num
     }
     return 0
   } finally {
-    await loaded.close()
+    await app.close()
   }
+}
+
+/** The routes whose name or path contains `filter` (any case). */
+export function filterRoutes (routes: readonly ListedRoute[], filter: string | undefined): ListedRoute[] {
+  if (filter === undefined) return [...routes]
+  const needle = filter.toLowerCase()
+  return routes.filter((route) => route.name.toLowerCase().includes(needle) || route.path.toLowerCase().includes(needle) || route.url.toLowerCase().includes(needle))
+}
+
+/** `firewall: main, access: ROLE_ADMIN, locale: en|fr`: the flags as one cell of the table. */
+export function flagsText (flags: RouteFlags): string {
+  const parts: string[] = []
+  if (flags.firewall !== undefined) parts.push(`firewall: ${flags.firewall}`)
+  if (flags.access !== undefined) parts.push(`access: ${flags.access}`)
+  if (flags.isGranted !== undefined) parts.push(`isGranted: ${flags.isGranted}`)
+  if (flags.locale !== undefined) parts.push(`locale: ${flags.locale}`)
+  if (flags.catchAll === true) parts.push('catch-all')
+  if (flags.internal === true) parts.push('profiler')
+  return parts.join(', ')
 }

@@ -40,6 +40,8 @@ export const errorCodes = {
   KERNEL_INVALID_PASSWORD_HASH: createError('KERNEL_INVALID_PASSWORD_HASH', '%s'),
   /** a password longer than the hasher accepts */
   KERNEL_PASSWORD_TOO_LONG: createError('KERNEL_PASSWORD_TOO_LONG', 'passwords are limited to %s characters'),
+  /** the routing console could not load an app module, or the app does not start or has no kernel */
+  KERNEL_CONSOLE_APP: createError('KERNEL_CONSOLE_APP', 'fastify-kernel: %s'),
   /** the package's own files could not be found (a broken install) */
   KERNEL_PACKAGE_NOT_FOUND: createError('KERNEL_PACKAGE_NOT_FOUND', 'fastify-kernel: cannot find its own package.json')
 } as const

@@ -30,11 +30,6 @@ export function recordingOf (context: KernelContext | null | undefined): Recordi
   return context?.get('profiler')
 }
 
-/** Leaves the request out of the profiles (the routing console's requests are not the app's traffic). */
-export function discardRecording (context: KernelContext): void {
-  context.delete('profiler')
-}
-
 /** `scheme://host[:port]/_profiler/<token>`, from the same host and scheme the client used. */
 export function profileLink (context: KernelContext, token: string): string {
   return `${context.origin()}${PROFILER_PATH}/${token}`

@@ -1,6 +1,7 @@
 import FindMyWay from 'find-my-way'
 import { distance } from 'fastest-levenshtein'
 import type { RouteDefinition } from './route-table.js'
+import type { RoutingOutcome } from './matcher.js'
 import { toggleTrailingSlash } from './matcher.js'
 import { emptyParameter, parsePattern } from './route-pattern.js'
 import type { ParsedPattern } from './route-pattern.js'
@@ -161,4 +162,50 @@ export function nearMisses (trace: readonly RouteTraceLine[], count = 5): RouteT
     .sort((a, b) => a.line.closeness - b.line.closeness || a.index - b.index)
     .slice(0, count)
     .map(({ line }) => line)
+}
+
+/** What routing recorded of a request (the kernel's context has it). */
+export interface RoutedState {
+  /** what the matcher decided for a miss; undefined for a match */
+  routing: RoutingOutcome | undefined
+  attributes: { _route?: string, _route_params?: Record<string, string> }
+}
+
+/**
+ * What routing decided, in words and data: the matched route with its parameters, or for a miss
+ * what the matcher answered (404, 405 with Allow, the trailing-slash redirect) and each route's
+ * reason (`trace`, traced only for a miss). The profiler's routing panel and the console's
+ * `match` show it.
+ */
+export function routingSummary (state: RoutedState, matched: RouteDefinition | undefined, trace: () => RouteTraceLine[] | null): RoutingData {
+  const outcome = state.routing
+  const data: RoutingData = { outcome: 'none', route: null, redirect: null, allow: [], attemptedPath: null, trace: null }
+  if (matched !== undefined && outcome === undefined && typeof state.attributes._route === 'string') {
+    data.outcome = 'matched'
+    data.route = {
+      name: matched.name,
+      url: matched.url,
+      methods: matched.methods,
+      controller: matched.controller,
+      params: { ...(state.attributes._route_params ?? {}) }
+    }
+    return data
+  }
+  if (outcome === undefined) return data
+  data.trace = trace()
+  switch (outcome.kind) {
+    case 'redirect':
+      data.outcome = 'redirect'
+      data.redirect = outcome.path
+      break
+    case 'method-not-allowed':
+      data.outcome = 'method-not-allowed'
+      data.allow = outcome.allow
+      break
+    case 'not-found':
+      data.outcome = 'not-found'
+      data.attemptedPath = outcome.attemptedPath
+      break
+  }
+  return data
 }

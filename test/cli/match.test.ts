@@ -1,6 +1,6 @@
 import t from 'tap'
 import { fixture, runCli } from './run-cli.js'
-import type { KernelAnswer } from '../../cli/kernel-answer.js'
+import type { KernelAnswer } from '../../plugins/console.js'
 
 const app = fixture('build-app.mjs')
 

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { fixture, runCli } from './run-cli.js'
-import type { ListedRoute } from '../../cli/route-list.js'
+import type { ListedRoute } from '../../plugins/console.js'
 
 t.test('routes: every route with name, methods, path with requirements, prefix, plugin and flags', async (t) => {
   const { status, stdout, stderr } = runCli(['routes', fixture('build-app.mjs')])

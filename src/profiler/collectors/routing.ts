@@ -1,10 +1,20 @@
 import type { Collector } from '../../kernel/collector.js'
 import type { KernelContext } from '../../kernel/context.js'
 import type { RouteDefinition } from '../../routing/route-table.js'
-import { routingOutcomeText, traceRoutes, VERDICT_TEXT } from '../../routing/trace.js'
+import { routingOutcomeText, routingSummary, traceRoutes, VERDICT_TEXT } from '../../routing/trace.js'
 import type { RouteTraceLine, RoutingData } from '../../routing/trace.js'
 import { kKernelRoute } from '../../symbols.js'
 import { recordingOf } from '../recording.js'
+
+/** The match trace of a miss, traced once per request (the 404 page and the profile share it). */
+export function missTrace (routes: readonly RouteDefinition[], method: string, context: KernelContext): RouteTraceLine[] | null {
+  if (context.routing === undefined || context.uri === undefined) return null
+  const recording = recordingOf(context)
+  if (recording?.routeTrace !== undefined) return recording.routeTrace
+  const trace = traceRoutes(routes, method, context.uri.path)
+  if (recording !== undefined) recording.routeTrace = trace
+  return trace
+}
 
 /** The routing panel's data: what routing decided, for this method and raw path. */
 export interface RoutingPanelData extends RoutingData {
@@ -16,53 +26,6 @@ declare module '../../kernel/collector.js' {
   interface CollectedData {
     routing: RoutingPanelData
   }
-}
-
-/** The match trace of a miss, computed once per request (the 404 page and the profile share it). */
-export function missTrace (routes: readonly RouteDefinition[], method: string, context: KernelContext): RouteTraceLine[] | null {
-  if (context.routing === undefined || context.uri === undefined) return null
-  const recording = recordingOf(context)
-  if (recording?.routeTrace !== undefined) return recording.routeTrace
-  const trace = traceRoutes(routes, method, context.uri.path)
-  if (recording !== undefined) recording.routeTrace = trace
-  return trace
-}
-
-/**
- * What routing decided: the matched route with its parameters, or for a miss what the matcher
- * answered (404, 405 with Allow, the trailing-slash redirect) and each route's reason.
- */
-export function collectRouting (routes: readonly RouteDefinition[], method: string, context: KernelContext, matched: RouteDefinition | undefined): RoutingData {
-  const outcome = context.routing
-  const data: RoutingData = { outcome: 'none', route: null, redirect: null, allow: [], attemptedPath: null, trace: null }
-  if (matched !== undefined && outcome === undefined && typeof context.attributes._route === 'string') {
-    data.outcome = 'matched'
-    data.route = {
-      name: matched.name,
-      url: matched.url,
-      methods: matched.methods,
-      controller: matched.controller,
-      params: { ...(context.attributes._route_params ?? {}) }
-    }
-    return data
-  }
-  if (outcome === undefined) return data
-  data.trace = missTrace(routes, method, context)
-  switch (outcome.kind) {
-    case 'redirect':
-      data.outcome = 'redirect'
-      data.redirect = outcome.path
-      break
-    case 'method-not-allowed':
-      data.outcome = 'method-not-allowed'
-      data.allow = outcome.allow
-      break
-    case 'not-found':
-      data.outcome = 'not-found'
-      data.attemptedPath = outcome.attemptedPath
-      break
-  }
-  return data
 }
 
 function rows (value: Record<string, unknown>): Array<{ name: string, value: string }> {
@@ -94,7 +57,8 @@ export function routingCollector (routes: () => readonly RouteDefinition[]): Col
     },
     collect ({ request, context }) {
       const matched = (request.routeOptions?.config as unknown as Record<symbol, unknown> | undefined)?.[kKernelRoute] as RouteDefinition | undefined
-      return { ...collectRouting(routes(), request.method, context, matched), method: request.method, path: context.uri?.path ?? request.url.split('?')[0] }
+      const trace = (): RouteTraceLine[] | null => missTrace(routes(), request.method, context)
+      return { ...routingSummary(context, matched, trace), method: request.method, path: context.uri?.path ?? request.url.split('?')[0] }
     },
     panel (routing) {
       // a matched request stores no trace: the table is traced now, against this app's routes

@@ -1,5 +1,10 @@
 /**
- * Loads an application for the routing console, without listening on a port:
+ * The routing console's one way into an application (`fastify-kernel routes|match|listeners
+ * <app>`): `openAppConsole()` loads the app module without listening on a port and answers
+ * what the console asks — the route list, the kernel's answer to a request, the stage
+ * listeners. The console (cli/) uses nothing else of the package.
+ *
+ * The module is:
  * - a module exporting a `build()` factory that returns a Fastify instance (`export async
  *   function build () { const app = Fastify(); …; return app }`), or
  * - a plugin as fastify-cli loads it: a default-exported function `(fastify, opts)`, with its
@@ -15,33 +20,26 @@ import { pathToFileURL } from 'node:url'
 import diagnostics from 'node:diagnostics_channel'
 import Fastify from 'fastify'
 import type { FastifyInstance, FastifyServerOptions, RouteOptions } from 'fastify'
-import { withKernelServerOptions } from '../plugins/create-app.js'
-import type { Kernel } from '../src/kernel/kernel.js'
+import { withKernelServerOptions } from './create-app.js'
+import type { FastifyKernel } from './fastify-kernel.js'
 import { adoptRoute } from '../src/routing/route-table.js'
+import { listRoutes } from '../src/routing/route-list.js'
+import type { ListedRoute, RegisteredRoute, RouteServices } from '../src/routing/route-list.js'
+import { AccessMap } from '../src/security/access-map.js'
+import type { StageName } from '../src/kernel/stages.js'
+export { STAGE_NAMES as STAGES } from '../src/kernel/stages.js'
+export type { StageName } from '../src/kernel/stages.js'
+import type { ListenerDescription } from '../src/kernel/dispatcher.js'
 import { kKernelInternalRoute } from '../src/symbols.js'
-import { CommandError } from './io.js'
+import { errorCodes } from '../src/errors/codes.js'
+import { kernelAnswer } from './console-answer.js'
+import type { KernelAnswer } from './console-answer.js'
 
-/** A route as it was registered: what `routes` lists. */
-export interface RegisteredRoute {
-  methods: string[]
-  /** Fastify's path, prefix included */
-  url: string
-  prefix: string
-  /** the plugin whose (encapsulated) context registered it; `fastify` for the root */
-  plugin: string
-  config: Record<string | symbol, unknown>
-  handler: unknown
-  /** the kernel's own routes (profiler) */
-  internal: boolean
-}
-
-export interface LoadedApp {
-  app: FastifyInstance
-  kernel: Kernel
-  /** every route, in registration order */
-  routes: RegisteredRoute[]
-  close: () => Promise<void>
-}
+export type { KernelAnswer } from './console-answer.js'
+export type { ListedRoute, RouteFlags } from '../src/routing/route-list.js'
+export type { RouteTraceLine } from '../src/routing/trace.js'
+export { VERDICT_TEXT } from '../src/routing/trace.js'
+export type { ListenerDescription } from '../src/kernel/dispatcher.js'
 
 const INIT_CHANNEL = 'fastify.initialization'
 
@@ -53,7 +51,7 @@ function isFastify (value: unknown): value is FastifyInstance {
 class RouteRecorder {
   readonly routes = new Map<FastifyInstance, RegisteredRoute[]>()
   /** a kernel decorated on a context the routes were registered in (an encapsulated registration) */
-  kernel: Kernel | undefined
+  kernel: FastifyKernel | undefined
 
   readonly onInit = (message: unknown): void => { this.watch((message as { fastify: FastifyInstance }).fastify) }
 
@@ -82,11 +80,11 @@ class RouteRecorder {
 
 async function importModule (path: string): Promise<Record<string, unknown>> {
   const file = resolve(path)
-  if (!existsSync(file)) throw new CommandError(`fastify-kernel: cannot find the app module "${path}" (looked for ${file})`)
+  if (!existsSync(file)) throw new errorCodes.KERNEL_CONSOLE_APP(`cannot find the app module "${path}" (looked for ${file})`)
   try {
     return await import(pathToFileURL(file).href) as Record<string, unknown>
   } catch (error) {
-    throw new CommandError(`fastify-kernel: cannot load the app module "${path}": ${(error as Error).message}`)
+    throw new errorCodes.KERNEL_CONSOLE_APP(`cannot load the app module "${path}": ${(error as Error).message}`)
   }
 }
 
@@ -99,9 +97,9 @@ async function appOf (module: Record<string, unknown>, path: string, recorder: R
     try {
       built = await (build as () => unknown)()
     } catch (error) {
-      throw new CommandError(`fastify-kernel: build() of "${path}" failed: ${(error as Error).message}`)
+      throw new errorCodes.KERNEL_CONSOLE_APP(`build() of "${path}" failed: ${(error as Error).message}`)
     }
-    if (!isFastify(built)) throw new CommandError(`fastify-kernel: build() of "${path}" did not return a Fastify instance`)
+    if (!isFastify(built)) throw new errorCodes.KERNEL_CONSOLE_APP(`build() of "${path}" did not return a Fastify instance`)
     return built
   }
   if (typeof module.default === 'function') {
@@ -111,10 +109,53 @@ async function appOf (module: Record<string, unknown>, path: string, recorder: R
     app.register(module.default as never)
     return app
   }
-  throw new CommandError(`fastify-kernel: "${path}" exports no app: export a build() function returning a Fastify instance, or a plugin as its default export (as fastify-cli loads it)`)
+  throw new errorCodes.KERNEL_CONSOLE_APP(`"${path}" exports no app: export a build() function returning a Fastify instance, or a plugin as its default export (as fastify-cli loads it)`)
 }
 
-export async function loadApp (path: string): Promise<LoadedApp> {
+/** What the console asks of a loaded app. */
+export class AppConsole {
+  constructor (
+    private readonly app: FastifyInstance,
+    private readonly kernel: FastifyKernel,
+    /** every route, in registration order */
+    private readonly registered: readonly RegisteredRoute[]
+  ) {}
+
+  /** Every route as Symfony's `debug:router` lists them, with what the request services add. */
+  routes (): ListedRoute[] {
+    return listRoutes(this.kernel.routes, requestServices(this.kernel), this.registered)
+  }
+
+  /** The kernel's answer to `method target` sent with `host` (Symfony's `router:match`). */
+  match (method: string, target: string, host: string): Promise<KernelAnswer> {
+    return kernelAnswer(this.app, this.kernel, method, target, host)
+  }
+
+  /** Every stage listener, with its priority and origin (Symfony's `debug:event-dispatcher`). */
+  listeners (stage?: StageName): ListenerDescription[] {
+    return this.kernel.listeners(stage)
+  }
+
+  async close (): Promise<void> {
+    await this.app.close()
+  }
+}
+
+/** What the security and locale options say of a path, for the route list's flags. */
+function requestServices (kernel: FastifyKernel): RouteServices {
+  const security = kernel.options.security
+  const rules = new AccessMap((security?.accessControl ?? []).map((rule) => ({ path: rule.path, roles: [rule.roles].flat(), ...(rule.methods === undefined ? {} : { methods: rule.methods.map((m) => m.toUpperCase()) }) })))
+  return {
+    firewall: (path) => {
+      const firewall = security?.firewalls.find((f) => new RegExp(f.pattern ?? '^/').test(path))
+      return firewall === undefined ? undefined : firewall.security === false ? `${firewall.name} (no security)` : firewall.name
+    },
+    access: (path, method) => security === undefined ? undefined : rules.match(path, method)?.roles.join('|'),
+    locales: kernel.options.locale?.enabled.join('|')
+  }
+}
+
+export async function openAppConsole (path: string): Promise<AppConsole> {
   const recorder = new RouteRecorder()
   const module = await (async () => {
     diagnostics.subscribe(INIT_CHANNEL, recorder.onInit)
@@ -126,17 +167,16 @@ export async function loadApp (path: string): Promise<LoadedApp> {
     }
   })()
   const app = module.app
-  const close = async (): Promise<void> => { await app.close() }
   try {
     await app.ready()
   } catch (error) {
-    await close().catch(() => undefined)
-    throw new CommandError(`fastify-kernel: the app of "${path}" failed to start: ${(error as Error).message}`)
+    await app.close().catch(() => undefined)
+    throw new errorCodes.KERNEL_CONSOLE_APP(`the app of "${path}" failed to start: ${(error as Error).message}`)
   }
   const kernel = app.kernel ?? recorder.kernel
   if (kernel === undefined) {
-    await close()
-    throw new CommandError(`fastify-kernel: the app of "${path}" does not register the fastify-kernel plugin`)
+    await app.close()
+    throw new errorCodes.KERNEL_CONSOLE_APP(`the app of "${path}" does not register the fastify-kernel plugin`)
   }
   const routes = recorder.routes.get(app) ?? []
   // routes registered before the kernel: taught to its table in definition order
@@ -145,5 +185,5 @@ export async function loadApp (path: string): Promise<LoadedApp> {
     const method = route.methods.find((m) => m !== 'HEAD')!
     if (kernel.routes.definitionOf(method, route.url) === undefined) adoptRoute(kernel.routes, { method: route.methods, url: route.url, config: route.config, handler: route.handler })
   }
-  return { app, kernel, routes, close }
+  return new AppConsole(app, kernel, routes)
 }

@@ -7,20 +7,19 @@
 import { randomBytes } from 'node:crypto'
 import { createRequire } from 'node:module'
 import type { FastifyRequest } from 'fastify'
+import type { FastifyKernel } from './fastify-kernel.js'
+import type { FastifyInstance } from 'fastify'
 import { Priority, Stage } from '../src/kernel/stages.js'
 import type { KernelContext } from '../src/kernel/context.js'
 import type { RouteDefinition } from '../src/routing/route-table.js'
 import { splitRequestTarget } from '../src/routing/request-uri.js'
 import { statusOf, statusText } from '../src/errors/flatten.js'
 import { HttpException } from '../src/errors/exceptions.js'
-import { collectRouting } from '../src/profiler/collectors/routing.js'
 import type { RoutingData } from '../src/routing/trace.js'
-import { discardRecording } from '../src/profiler/recording.js'
-import { routingOutcomeText, traceRoutes } from '../src/routing/trace.js'
+import { routingOutcomeText, routingSummary, traceRoutes } from '../src/routing/trace.js'
 import type { RouteTraceLine } from '../src/routing/trace.js'
 import { kKernelRoute } from '../src/symbols.js'
-import type { LoadedApp } from './load-app.js'
-import { pathWithRequirements } from './route-list.js'
+import { pathWithRequirements } from '../src/routing/route-list.js'
 
 export interface KernelAnswer {
   method: string
@@ -62,36 +61,37 @@ interface Captured { request: FastifyRequest, context: KernelContext }
  * The console's listeners, for the requests carrying `mark`: one records their context, one
  * stops them before the firewall (priority 8), one drops their profile.
  */
-function captureConsoleRequests (loaded: LoadedApp, mark: string): { take: () => Captured | undefined } {
+function captureConsoleRequests (app: FastifyInstance, kernel: FastifyKernel, mark: string): { take: () => Captured | undefined } {
   let captured: Captured | undefined
   const ours = (request: FastifyRequest): boolean => request.headers[MARK] === mark
-  loaded.kernel.on(Stage.REQUEST, (event) => {
+  kernel.on(Stage.REQUEST, (event) => {
     if (ours(event.request)) captured = { request: event.request, context: event.context }
   }, { priority: Number.MAX_SAFE_INTEGER, name: 'routing console: capture' })
-  loaded.kernel.on(Stage.REQUEST, (event) => {
+  kernel.on(Stage.REQUEST, (event) => {
     if (ours(event.request)) event.setResponse({ statusCode: 204, headers: {}, contentType: 'text/plain; charset=utf-8', body: '' })
   }, { priority: Priority.FIREWALL + 1, name: 'routing console: stop before the firewall' })
   // only a debug app profiles (and its every stage is open to listeners after ready)
-  if (loaded.app.kernelProfiler !== undefined) {
-    loaded.kernel.on(Stage.TERMINATE, (event) => {
-      if (ours(event.request)) discardRecording(event.context)
+  if (app.kernelProfiler !== undefined) {
+    kernel.on(Stage.TERMINATE, (event) => {
+      // the profiler's recording, by its state slot: the console's requests are not the app's traffic
+      if (ours(event.request)) event.context.delete('profiler')
     }, { priority: Priority.PROFILE_SAVE + 1, name: 'routing console: not profiled' })
   }
   return { take: () => captured }
 }
 
-export async function kernelAnswer (loaded: LoadedApp, method: string, target: string, host: string): Promise<KernelAnswer> {
+export async function kernelAnswer (app: FastifyInstance, kernel: FastifyKernel, method: string, target: string, host: string): Promise<KernelAnswer> {
   const mark = randomBytes(8).toString('hex')
-  const capture = captureConsoleRequests(loaded, mark)
+  const capture = captureConsoleRequests(app, kernel, mark)
   // light-my-request normalises the URL it is given (`/a/../b` → `/b`): the raw target is put
   // back before Fastify's router sees it, as a socket would deliver it
   const inject = fastifysInject()
   const response = await inject((req, res) => {
     req.url = target
-    loaded.app.routing(req, res)
+    app.routing(req, res)
   }, { method: method as never, url: '/', headers: { host, [MARK]: mark } })
   const captured = capture.take()
-  const table = loaded.kernel.routes.routes
+  const table = kernel.routes.routes
   if (captured === undefined) {
     // another plugin's onRequest hook answered before the kernel's stages ran
     const none: RoutingData = { outcome: 'none', route: null, redirect: null, allow: [], attemptedPath: null, trace: null }
@@ -99,7 +99,7 @@ export async function kernelAnswer (loaded: LoadedApp, method: string, target: s
   }
   const { request, context } = captured
   const matched = (request.routeOptions.config as unknown as Record<symbol, unknown> | undefined)?.[kKernelRoute] as RouteDefinition | undefined
-  const routing = collectRouting(table, method, context, matched)
+  const routing = routingSummary(context, matched, () => context.uri === undefined ? null : traceRoutes(table, method, context.uri.path))
   const trace = routing.trace ?? traceRoutes(table, method, context.uri?.path ?? splitRequestTarget(target).path)
   const url = context.requestUrl(target)
   const summary = routingOutcomeText(routing)

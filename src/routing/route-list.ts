@@ -1,13 +1,35 @@
 /**
  * The application's routes as the routing console lists them (Symfony's `debug:router`): name,
- * methods, path with its requirements, where it was registered, and what the kernel adds to it
- * (firewall, access rule, `isGranted` check, locale).
+ * methods, path with its requirements, where it was registered, and what the kernel's request
+ * services add to it (firewall, access rule, `isGranted` check, locale).
  */
-import type { Kernel } from '../src/kernel/kernel.js'
-import { parsePattern } from '../src/routing/route-pattern.js'
-import { AccessMap } from '../src/security/access-map.js'
-import { controllerName } from '../src/routing/route-table.js'
-import type { RegisteredRoute } from './load-app.js'
+import { parsePattern } from './route-pattern.js'
+import { controllerName } from './route-table.js'
+import type { RouteTable } from './route-table.js'
+
+/** A route as it was registered: what the console lists. */
+export interface RegisteredRoute {
+  methods: string[]
+  /** Fastify's path, prefix included */
+  url: string
+  prefix: string
+  /** the plugin whose (encapsulated) context registered it; `fastify` for the root */
+  plugin: string
+  config: Record<string | symbol, unknown>
+  handler: unknown
+  /** the kernel's own routes (profiler) */
+  internal: boolean
+}
+
+/**
+ * What the request services say of a path, from the app's options: its firewall, the roles of
+ * the first access rule for a method, the locales a `_locale` parameter accepts.
+ */
+export interface RouteServices {
+  firewall: (path: string) => string | undefined
+  access: (path: string, method: string) => string | undefined
+  locales: string | undefined
+}
 
 export interface RouteFlags {
   /** the firewall whose pattern covers the path */
@@ -52,22 +74,18 @@ export function pathWithRequirements (url: string): { path: string, requirements
   return { path, requirements }
 }
 
-/** What the kernel's request services add to a route, from the options it was registered with. */
-function flagsOf (kernel: Kernel, route: RegisteredRoute, display: string, requirements: Record<string, string>): RouteFlags {
+/** What the kernel's request services add to a route. */
+function flagsOf (services: RouteServices, route: RegisteredRoute, display: string, requirements: Record<string, string>): RouteFlags {
   const flags: RouteFlags = {}
-  const security = kernel.options.security
   // a path of the route, placeholders as their names: what the path-based rules are tested on
   const samplePath = display.replace(/\{([^}]*)\}/g, (_whole, name: string) => name === '*' ? '' : name)
-  if (security !== undefined) {
-    const firewall = security.firewalls.find((f) => new RegExp(f.pattern ?? '^/').test(samplePath))
-    if (firewall !== undefined) flags.firewall = firewall.security === false ? `${firewall.name} (no security)` : firewall.name
-    const rules = new AccessMap((security.accessControl ?? []).map((rule) => ({ path: rule.path, roles: [rule.roles].flat(), ...(rule.methods === undefined ? {} : { methods: rule.methods.map((m) => m.toUpperCase()) }) })))
-    const rule = route.methods.map((method) => rules.match(samplePath, method)).find((found) => found !== null)
-    if (rule !== undefined && rule !== null) flags.access = rule.roles.join('|')
-  }
+  const firewall = services.firewall(samplePath)
+  if (firewall !== undefined) flags.firewall = firewall
+  const access = route.methods.map((method) => services.access(samplePath, method)).find((found) => found !== undefined)
+  if (access !== undefined) flags.access = access
   if (route.config.isGranted !== undefined) flags.isGranted = describeCheck(route.config.isGranted)
   if (parsePattern(route.url).parameters.includes('_locale')) {
-    flags.locale = requirements._locale ?? kernel.options.locale?.enabled.join('|') ?? 'any'
+    flags.locale = requirements._locale ?? services.locales ?? 'any'
   }
   if (route.config.catchAll === true) flags.catchAll = true
   if (route.internal) flags.internal = true
@@ -78,13 +96,13 @@ function flagsOf (kernel: Kernel, route: RegisteredRoute, display: string, requi
  * Every route, in registration order; a GET route's automatic HEAD twin is not listed apart
  * (HEAD is served as GET).
  */
-export function listRoutes (kernel: Kernel, routes: readonly RegisteredRoute[]): ListedRoute[] {
+export function listRoutes (table: RouteTable, services: RouteServices, routes: readonly RegisteredRoute[]): ListedRoute[] {
   const listed: ListedRoute[] = []
   for (const route of routes) {
     const methods = route.methods.length > 1 ? route.methods.filter((m) => m !== 'HEAD') : route.methods
     if (methods.length === 1 && methods[0] === 'HEAD' && routes.some((other) => other !== route && other.url === route.url && other.methods.includes('GET'))) continue
     const { path, requirements } = pathWithRequirements(route.url)
-    const definition = kernel.routes.definitionOf(methods[0], route.url)
+    const definition = table.definitionOf(methods[0], route.url)
     const configName = typeof route.config.name === 'string' ? route.config.name : undefined
     listed.push({
       name: (route.internal ? configName : definition?.name) ?? configName ?? route.url,
@@ -95,27 +113,8 @@ export function listRoutes (kernel: Kernel, routes: readonly RegisteredRoute[]):
       prefix: route.prefix,
       plugin: route.plugin,
       controller: definition?.controller ?? controllerName(route.handler),
-      flags: flagsOf(kernel, route, parsePattern(route.url).display, requirements)
+      flags: flagsOf(services, route, parsePattern(route.url).display, requirements)
     })
   }
   return listed
-}
-
-/** The routes whose name or path contains `filter` (any case). */
-export function filterRoutes (routes: readonly ListedRoute[], filter: string | undefined): ListedRoute[] {
-  if (filter === undefined) return [...routes]
-  const needle = filter.toLowerCase()
-  return routes.filter((route) => route.name.toLowerCase().includes(needle) || route.path.toLowerCase().includes(needle) || route.url.toLowerCase().includes(needle))
-}
-
-/** `firewall: main, access: ROLE_ADMIN, locale: en|fr`: the flags as one cell of the table. */
-export function flagsText (flags: RouteFlags): string {
-  const parts: string[] = []
-  if (flags.firewall !== undefined) parts.push(`firewall: ${flags.firewall}`)
-  if (flags.access !== undefined) parts.push(`access: ${flags.access}`)
-  if (flags.isGranted !== undefined) parts.push(`isGranted: ${flags.isGranted}`)
-  if (flags.locale !== undefined) parts.push(`locale: ${flags.locale}`)
-  if (flags.catchAll === true) parts.push('catch-all')
-  if (flags.internal === true) parts.push('profiler')
-  return parts.join(', ')
 }
