@@ -23,8 +23,14 @@ export function colorsWanted (env: NodeJS.ProcessEnv, isTTY: boolean): boolean {
 }
 
 export function processIo (): CommandIo {
+  // a reader that goes away (`| head -4`) is no failure: the rest of the output goes nowhere
+  let readerGone = false
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error
+    readerGone = true
+  })
   return {
-    out: (line) => { process.stdout.write(line + '\n') },
+    out: (line) => { if (!readerGone) process.stdout.write(line + '\n') },
     err: (line) => { process.stderr.write(line + '\n') },
     stdin: process.stdin,
     colors: colorsWanted(process.env, process.stdout.isTTY === true)

@@ -1,4 +1,7 @@
 import t from 'tap'
+import { spawnSync } from 'node:child_process'
+import { join } from 'node:path'
+import { root } from '../build-once.js'
 import { fixture, runCli } from './run-cli.js'
 import type { ListedRoute } from '../../plugins/console.js'
 
@@ -77,4 +80,12 @@ t.test('modules that cannot be loaded or export no app: exit 2 with a clear mess
   const unknown = runCli(['routes', fixture('build-app.mjs'), '--bogus'])
   t.equal(unknown.status, 2)
   t.match(unknown.stderr, "Unknown option '--bogus'")
+})
+
+t.test('piped into head, the console exits quietly when the reader goes away', async (t) => {
+  const bin = join(root, 'dist/cli/bin.js')
+  const result = spawnSync('bash', ['-c', `"${process.execPath}" "${bin}" routes ${fixture('many-routes.mjs')} | head -1; echo "status=\${PIPESTATUS[0]}"`], { cwd: root, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } })
+  t.match(result.stdout, /^Name +Method +Path/, 'head read the first line')
+  t.match(result.stdout, /status=0\n$/, 'the command ended with its own status')
+  t.equal(result.stderr, '', 'no EPIPE stack trace')
 })
