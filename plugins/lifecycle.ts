@@ -23,6 +23,7 @@
 import { Readable } from 'node:stream'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RequestPayload } from 'fastify'
 import { KernelContext } from '../src/kernel/context.js'
+import { runInRequest } from '../src/kernel/async-context.js'
 import type { Kernel } from '../src/kernel/kernel.js'
 import {
   ControllerArgumentsEvent,
@@ -76,8 +77,14 @@ export function installLifecycle (app: FastifyInstance, kernel: Kernel): void {
 function kernelRequest (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
   const context = new KernelContext()
   request.kernel = context
+  const kernel = request.server.kernel
+  if (kernel.tracksAsyncContext) runInRequest(context, () => { requestStage(kernel, request, reply, context, done) })
+  else requestStage(kernel, request, reply, context, done)
+}
+
+function requestStage (kernel: Kernel, request: FastifyRequest, reply: FastifyReply, context: KernelContext, done: HookHandlerDoneFunction): void {
   const event = new RequestEvent(request, reply, context)
-  runStage(request.server.kernel, event, () => {
+  runStage(kernel, event, () => {
     if (event.response !== undefined) context.deferred = { response: event.response }
     done()
   }, (error) => {

@@ -82,6 +82,8 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   app.setChildLoggerFactory(profiler.logCapture.factory(app.childLoggerFactory, () => !profiler.saturated))
 
   kernel.subscribe(profiler.subscriptions, 'profiler')
+  // what a request calls (HTTP, SQL, Redis…) is attributed to it through its async context
+  kernel.tracksAsyncContext = true
   kernel.errorPageExtensions.push(profiler.errorPage)
   if (profilerOptions.toolbar) {
     kernel.subscribe([subscription(Stage.RESPONSE, Priority.WEB_DEBUG_TOOLBAR, 'web debug toolbar', new WebDebugToolbar(profiler.admits).listener)], 'profiler')

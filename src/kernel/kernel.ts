@@ -24,6 +24,11 @@ export class Kernel {
   redactor = new Redactor()
   /** the app is ready: Fastify's hooks are fixed */
   ready = false
+  /**
+   * every request runs inside its own async context (`currentKernelContext()`): a feature that
+   * attributes calls to their request turns it on (the profiler); off, no request pays for it
+   */
+  tracksAsyncContext = false
 
   /**
    * @param errorController the last kernel.exception listener, also run alone for an exception

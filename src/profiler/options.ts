@@ -40,6 +40,11 @@ export interface ProfilerOptions {
   redact?: { names?: string[], pattern?: string }
   /** the web debug toolbar injected into HTML pages (default true) */
   toolbar?: boolean
+  /**
+   * most spans (HTTP calls, SQL statements, Redis commands, renders, the app's own) kept in one
+   * profile (default 1000); beyond it they are counted, not kept
+   */
+  maxSpans?: number
 }
 
 export interface ResolvedProfilerOptions {
@@ -55,6 +60,7 @@ export interface ResolvedProfilerOptions {
   saveBudget: number
   keepPerSecond: number
   toolbar: boolean
+  maxSpans: number
 }
 
 /** Loopback, RFC 1918, link-local and unique-local ranges: reachable from a container's host. */
@@ -80,6 +86,7 @@ const schema = {
     saveBudget: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
     keepPerSecond: { type: 'integer', minimum: 0 },
     toolbar: { type: 'boolean' },
+    maxSpans: { type: 'integer', minimum: 0, maximum: 100_000 },
     redact: {
       type: 'object',
       additionalProperties: false,
@@ -147,6 +154,7 @@ export function resolveProfilerOptions (given: boolean | ProfilerOptions | Recor
     redactPattern,
     saveBudget: o.saveBudget ?? 0.05,
     keepPerSecond: o.keepPerSecond ?? 200,
-    toolbar: o.toolbar ?? true
+    toolbar: o.toolbar ?? true,
+    maxSpans: o.maxSpans ?? 1000
   }
 }

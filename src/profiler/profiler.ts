@@ -21,6 +21,7 @@ import { heapUsed } from './collectors/performance.js'
 import { nearMisses } from '../routing/trace.js'
 import { ThrottledWarning } from '../log/throttled-warning.js'
 import { Recording, profileLink, recordingOf } from './recording.js'
+import { SpanList } from './spans.js'
 
 /**
  * What the profiler's routes carry under `kProfilerRoute`: `true` for its pages, which are not
@@ -123,7 +124,7 @@ export class Profiler {
     // a request that never terminates (a hijacked reply) must not grow this set without bound
     if (this.unsaved.size >= 10_000) this.unsaved.clear()
     this.unsaved.add(token)
-    context.set('profiler', new Recording(token, this.logCapture.take(request.log), heapUsed()))
+    context.set('profiler', new Recording(token, this.logCapture.take(request.log), heapUsed(), new SpanList(this.options.maxSpans, context.startedAt)))
   }
 
   /**
@@ -178,6 +179,7 @@ export class Profiler {
     if (recording === undefined) return
     recording.totalMs = context.elapsed()
     recording.aborted = event.aborted
+    recording.spans.closed = true
     recording.heapUsedEnd = heapUsed()
     this.scheduled++
     // one immediate for every request terminated in this turn of the event loop, not one each

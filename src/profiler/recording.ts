@@ -1,6 +1,7 @@
 import type { KernelContext } from '../kernel/context.js'
 import type { CapturedLogs } from './log-capture.js'
 import type { RouteTraceLine } from '../routing/trace.js'
+import type { SpanList } from './spans.js'
 
 export const PROFILER_PATH = '/_profiler'
 export const TOOLBAR_PATH = '/_wdt'
@@ -15,7 +16,7 @@ export class Recording {
   /** each route and why it did not match, for a miss: traced once, for the 404 page and the profile */
   routeTrace: RouteTraceLine[] | undefined
 
-  constructor (readonly token: string, readonly logs: CapturedLogs | undefined, readonly heapUsedStart: number) {}
+  constructor (readonly token: string, readonly logs: CapturedLogs | undefined, readonly heapUsedStart: number, readonly spans: SpanList) {}
 }
 
 declare module '../kernel/context.js' {

@@ -1,0 +1,100 @@
+import { currentKernelContext } from '../kernel/async-context.js'
+import type { KernelContext } from '../kernel/context.js'
+import { recordingOf } from './recording.js'
+
+/**
+ * One thing the request did that took time: an outgoing HTTP call, a SQL statement, a Redis
+ * command, a template render, an app's own stopwatch period or `performance.measure()`, an
+ * OpenTelemetry span. Plain data: each panel reads the spans of its kind.
+ */
+export interface Span {
+  /** which panel shows it: `http_client`, `db`, `cache`, `template`, `app`, … */
+  kind: string
+  /** what it was, in a few words (`GET https://api.example/orders`, `SELECT …`, `GET cart:7`) */
+  name: string
+  /** milliseconds from the start of the request */
+  start: number
+  /** milliseconds; null: still running when the profile was made (the response was sent first) */
+  duration: number | null
+  /** the failure's message, when it failed */
+  error?: string
+  /** what its panel shows of it: plain JSON, secrets masked, long values cut */
+  data: Record<string, unknown>
+}
+
+/** A span being recorded: ended (or failed) by whoever started it. */
+export interface OpenSpan {
+  /** the span's data, completed at its end (a status, a row count) */
+  end (data?: Record<string, unknown>): void
+  fail (error: unknown, data?: Record<string, unknown>): void
+}
+
+const NOOP: OpenSpan = { end () {}, fail () {} }
+
+/**
+ * The spans of one request, bounded: beyond `max`, spans are counted, not kept (`+N more`).
+ * Closed when the response is sent (kernel.terminate): what runs on is shown as running.
+ */
+export class SpanList {
+  readonly spans: Span[] = []
+  /** spans not kept: over the bound */
+  dropped = 0
+  /** the response was sent: spans still running stay so, later ones are not recorded */
+  closed = false
+
+  constructor (private readonly max: number, private readonly origin: number) {}
+
+  start (kind: string, name: string, data: Record<string, unknown> = {}, now = performance.now()): OpenSpan {
+    if (this.closed) return NOOP
+    if (this.spans.length >= this.max) {
+      this.dropped++
+      return NOOP
+    }
+    const span: Span = { kind, name, start: now - this.origin, duration: null, data }
+    this.spans.push(span)
+    return {
+      end: (more) => {
+        // ended after the response was sent: it was still running then, and is shown so
+        if (span.duration !== null || this.closed) return
+        span.duration = performance.now() - this.origin - span.start
+        if (more !== undefined) Object.assign(span.data, more)
+      },
+      fail: (error, more) => {
+        if (span.duration !== null || this.closed) return
+        span.duration = performance.now() - this.origin - span.start
+        span.error = error instanceof Error ? error.message : String(error)
+        if (more !== undefined) Object.assign(span.data, more)
+      }
+    }
+  }
+
+  /** Adds a span that already ended (a `performance.measure()`, an OpenTelemetry span). */
+  add (span: Omit<Span, 'start'> & { start: number }): void {
+    if (this.closed) return
+    if (this.spans.length >= this.max) {
+      this.dropped++
+      return
+    }
+    this.spans.push({ ...span, start: span.start - this.origin })
+  }
+}
+
+/**
+ * The span list of the request the calling code runs for, if that request is profiled: what a
+ * diagnostics channel subscriber calls to attribute a library's call to its request. Calls made
+ * outside any request (at start-up, in an app's own timers) or after the request's profile was
+ * made find none.
+ */
+export function currentSpans (): SpanList | undefined {
+  return spansOf(currentKernelContext())
+}
+
+export function spansOf (context: KernelContext | undefined): SpanList | undefined {
+  const spans = recordingOf(context)?.spans
+  return spans === undefined || spans.closed ? undefined : spans
+}
+
+/** Starts a span in the current request, if it is profiled (a no-op otherwise). */
+export function startSpan (kind: string, name: string, data?: Record<string, unknown>): OpenSpan {
+  return currentSpans()?.start(kind, name, data) ?? NOOP
+}
