@@ -11,14 +11,13 @@ import type { FastifyKernel } from './fastify-kernel.js'
 import type { FastifyInstance } from 'fastify'
 import { Priority, Stage } from '../src/kernel/stages.js'
 import type { KernelContext } from '../src/kernel/context.js'
-import type { RouteDefinition } from '../src/routing/route-table.js'
 import { splitRequestTarget } from '../src/routing/request-uri.js'
 import { statusOf, statusText } from '../src/errors/flatten.js'
 import { HttpException } from '../src/errors/exceptions.js'
 import type { RoutingData } from '../src/routing/trace.js'
 import { routingOutcomeText, routingSummary, traceRoutes } from '../src/routing/trace.js'
 import type { RouteTraceLine } from '../src/routing/trace.js'
-import { kKernelRoute } from '../src/symbols.js'
+import { kKernelRoute, routeMarks } from '../src/symbols.js'
 import { pathWithRequirements } from '../src/routing/route-list.js'
 
 export interface KernelAnswer {
@@ -98,7 +97,7 @@ export async function kernelAnswer (app: FastifyInstance, kernel: FastifyKernel,
     return answerOf(method, target, { outcome: 'error', status: response.statusCode, message: 'the request was answered before the kernel.request stage' }, routingOutcomeText(none), traceRoutes(table, method, splitRequestTarget(target).path))
   }
   const { request, context } = captured
-  const matched = (request.routeOptions.config as unknown as Record<symbol, unknown> | undefined)?.[kKernelRoute] as RouteDefinition | undefined
+  const matched = routeMarks(request.routeOptions.config)[kKernelRoute]
   const routing = routingSummary(context, matched, () => context.uri === undefined ? null : traceRoutes(table, method, context.uri.path))
   const trace = routing.trace ?? traceRoutes(table, method, context.uri?.path ?? splitRequestTarget(target).path)
   const url = context.requestUrl(target)

@@ -30,7 +30,7 @@ import type { StageName } from '../src/kernel/stages.js'
 export { STAGE_NAMES as STAGES } from '../src/kernel/stages.js'
 export type { StageName } from '../src/kernel/stages.js'
 import type { ListenerDescription } from '../src/kernel/dispatcher.js'
-import { kKernelInternalRoute } from '../src/symbols.js'
+import { kKernelInternalRoute, routeMarks } from '../src/symbols.js'
 import { errorCodes } from '../src/errors/codes.js'
 import { kernelAnswer } from './console-answer.js'
 import type { KernelAnswer } from './console-answer.js'
@@ -72,7 +72,7 @@ class RouteRecorder {
         plugin: this.pluginName.split(' -> ')[0],
         config,
         handler: route.handler,
-        internal: config[kKernelInternalRoute] === true
+        internal: routeMarks(config)[kKernelInternalRoute] === true
       })
     })
   }

@@ -13,7 +13,8 @@ import { exceptionLoggerSubscriptions } from '../src/kernel/listeners/exception-
 import { robotsSubscriptions } from '../src/kernel/listeners/robots.js'
 import { cspNoncesSubscriptions } from '../src/kernel/listeners/csp-nonces.js'
 import { wholeStackTraces } from '../src/errors/stack-trace-limit.js'
-import { kKernelInternalRoute, kKernelRoute } from '../src/symbols.js'
+import { kKernelInternalRoute, kKernelRoute, routeMarks } from '../src/symbols.js'
+import type { RouteMarks } from '../src/symbols.js'
 import { installLifecycle, kernelRequestAnswer } from './lifecycle.js'
 import { createBodyTimeout } from './body-timeout.js'
 import { answerConnectRequests } from './connect.js'
@@ -21,18 +22,16 @@ import { registerLocale } from './locale.js'
 import { registerRequestSecurity } from './request-security.js'
 import './fastify-augmentation.js'
 
-type RouteConfig = Record<string | symbol, unknown>
-
 /** The application router's options, so that the kernel's route mirror matches as Fastify does. */
 function routerOptionsOf (app: FastifyInstance): ConstructorParameters<typeof RouteTable>[0] {
-  const initial = app.initialConfig as Record<string, unknown> & { routerOptions?: Record<string, unknown> }
-  const router = { ...initial, ...(initial.routerOptions ?? {}) }
+  // Fastify 5 takes them in routerOptions, and still at the top level (deprecated)
+  const { routerOptions, ...top } = app.initialConfig
   return {
-    caseSensitive: router.caseSensitive as boolean | undefined,
-    ignoreTrailingSlash: router.ignoreTrailingSlash as boolean | undefined,
-    ignoreDuplicateSlashes: router.ignoreDuplicateSlashes as boolean | undefined,
-    maxParamLength: router.maxParamLength as number | undefined,
-    allowUnsafeRegex: router.allowUnsafeRegex as boolean | undefined
+    caseSensitive: routerOptions?.caseSensitive ?? top.caseSensitive,
+    ignoreTrailingSlash: routerOptions?.ignoreTrailingSlash ?? top.ignoreTrailingSlash,
+    ignoreDuplicateSlashes: routerOptions?.ignoreDuplicateSlashes ?? top.ignoreDuplicateSlashes,
+    maxParamLength: routerOptions?.maxParamLength ?? top.maxParamLength,
+    allowUnsafeRegex: routerOptions?.allowUnsafeRegex ?? top.allowUnsafeRegex
   }
 }
 
@@ -44,21 +43,22 @@ function routerOptionsOf (app: FastifyInstance): ConstructorParameters<typeof Ro
 function mirrorRoutes (app: FastifyInstance, routes: RouteTable, routeHooks: RouteHooks): void {
   app.addHook('onRoute', (route: RouteOptions) => {
     giveRouteHooks(route, routeHooks)
-    const config = (route.config ?? {}) as RouteConfig
-    const name = typeof config.name === 'string' ? config.name : undefined
-    const catchAll = typeof config.catchAll === 'boolean' ? config.catchAll : undefined
+    const name = route.config?.name
+    const catchAll = route.config?.catchAll
+    const marks = routeMarks(route.config)
     let definition: RouteDefinition | undefined
-    if (config[kKernelInternalRoute] === true) {
+    if (marks[kKernelInternalRoute] === true) {
       // the kernel's own routes (profiler) are matched but never part of the app's table: they
       // take no part in 404/405/redirect answers, and where refused they answer as if absent
       definition = routes.addInternal(route.method, route.url, name ?? route.url, controllerName(route.handler))
     } else {
       definition = routes.add(route.method, route.url, name, controllerName(route.handler), catchAll) ??
-        (config[kKernelRoute] as RouteDefinition | undefined) ??
+        marks[kKernelRoute] ??
         routes.definitionOf('GET', route.url) ??
         { index: -1, name: name ?? `head_${route.url}`, methods: ['HEAD'], url: route.url, controller: controllerName(route.handler), catchAll: false }
     }
-    route.config = { ...config, [kKernelRoute]: definition } as typeof route.config
+    const stamp: RouteMarks = { [kKernelRoute]: definition }
+    route.config = { ...route.config, ...stamp }
   })
   // from now on the application's own router says which methods match a path
   app.addHook('onReady', async () => {

@@ -36,6 +36,8 @@ export const errorCodes = {
   KERNEL_NO_FREE_TOKEN: createError('KERNEL_NO_FREE_TOKEN', 'fastify-kernel: no free profiler token after %s draws'),
   /** stored data that is no profile of this version, or not the one of its token */
   KERNEL_INVALID_PROFILE: createError('KERNEL_INVALID_PROFILE', 'the data is not a profile of this version, or not the one of this token'),
+  /** an address range (`allowedNetworks`) that is not a CIDR or an address */
+  KERNEL_INVALID_NETWORK: createError('KERNEL_INVALID_NETWORK', 'not a CIDR: %s'),
   /** a password hash that is not scrypt's `$scrypt$ln=..,r=..,p=..$salt$hash`, or out of range */
   KERNEL_INVALID_PASSWORD_HASH: createError('KERNEL_INVALID_PASSWORD_HASH', '%s'),
   /** a password longer than the hasher accepts */

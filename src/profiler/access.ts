@@ -19,7 +19,7 @@ export function parseNetworks (cidrs: readonly string[]): Network[] {
       bad.push(JSON.stringify(cidr))
     }
   }
-  if (bad.length > 0) throw new errorCodes.KERNEL_INVALID_OPTIONS(`not a CIDR: ${bad.join(', ')}`)
+  if (bad.length > 0) throw new errorCodes.KERNEL_INVALID_NETWORK(bad.join(', '))
   return networks
 }
 

@@ -5,7 +5,7 @@ import type { Kernel } from '../kernel/kernel.js'
 import { Priority, Stage } from '../kernel/stages.js'
 import { subscription } from '../kernel/dispatcher.js'
 import type { AnySubscription } from '../kernel/dispatcher.js'
-import { kProfilerRoute } from '../symbols.js'
+import { kProfilerRoute, routeMarks } from '../symbols.js'
 import { statusOf } from '../errors/flatten.js'
 import { preferredErrorFormat } from '../http/negotiate.js'
 import { truncate, Redactor } from '../http/redact.js'
@@ -23,10 +23,7 @@ import { ThrottledWarning } from '../log/throttled-warning.js'
 import { Recording, profileLink, recordingOf } from './recording.js'
 import { SpanList } from './spans.js'
 
-/**
- * What the profiler's routes carry under `kProfilerRoute`: `true` for its pages, which are not
- * profiled, `'profiled'` for the few Symfony profiles too (its redirects, `/_wdt/empty`).
- */
+/** What the profiler's routes carry under `kProfilerRoute` (`RouteMarks`). */
 export type ProfilerRouteMark = true | 'profiled'
 /** Saves waiting for the storage beyond this are dropped: a slow disk never grows the heap. */
 const MAX_PENDING_SAVES = 256
@@ -105,8 +102,7 @@ export class Profiler {
    */
   readonly start = (event: RequestEvent): void => {
     const { request, context } = event
-    const config = request.routeOptions.config as unknown as Record<symbol, unknown> | undefined
-    const mark = config?.[kProfilerRoute] as ProfilerRouteMark | undefined
+    const mark = routeMarks(request.routeOptions.config)[kProfilerRoute]
     if (mark !== undefined && !request.is404) {
       if (!this.admits(request)) context.forcedMiss = true
       else if (mark !== 'profiled') return

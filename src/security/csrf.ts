@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import { kCsrfToken } from '../symbols.js'
+import { kCsrfToken, routeMarks } from '../symbols.js'
 import { AccessDeniedHttpException, InvalidCsrfTokenException } from '../errors/exceptions.js'
 import { DEFAULT_CSRF_PARAMETER } from './options.js'
 
@@ -23,7 +23,7 @@ function stringField (bag: unknown, name: string): string | undefined {
  * body, in the query where the route allows it (the logout link), or one of the token headers.
  */
 export function csrfTokenOf (request: FastifyRequest): string | undefined {
-  const source = (request.routeOptions.config as unknown as Record<symbol, CsrfTokenSource | undefined> | undefined)?.[kCsrfToken]
+  const source = routeMarks(request.routeOptions.config)[kCsrfToken]
   const parameter = source?.parameter ?? DEFAULT_CSRF_PARAMETER
   const token = stringField(request.body, parameter) ?? (source?.query === true ? stringField(request.query, parameter) : undefined)
   if (token !== undefined) return token

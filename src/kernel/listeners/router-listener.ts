@@ -8,9 +8,7 @@ import { emptyParameter } from '../../routing/route-pattern.js'
 import type { TrustedHosts } from '../../routing/trusted-hosts.js'
 import { resolveRequestUri, routingFailure } from '../../routing/router.js'
 import { HttpException } from '../../errors/exceptions.js'
-import { kKernelNotFound, kKernelRoute } from '../../symbols.js'
-
-type StampedConfig = { [kKernelRoute]?: RouteDefinition, [kKernelNotFound]?: boolean } | undefined
+import { kKernelNotFound, kKernelRoute, routeMarks } from '../../symbols.js'
 
 /**
  * The definition of the route a request matched. Routes added after the kernel were stamped by
@@ -18,11 +16,11 @@ type StampedConfig = { [kKernelRoute]?: RouteDefinition, [kKernelNotFound]?: boo
  * object is the route's own, so the stamp stays).
  */
 function matchedRoute (table: RouteTable, options: FastifyRequest['routeOptions']): RouteDefinition {
-  const config = options.config as unknown as StampedConfig & Record<string, unknown>
-  const stamped = config?.[kKernelRoute]
+  const marks = routeMarks(options.config)
+  const stamped = marks[kKernelRoute]
   if (stamped !== undefined) return stamped
-  const learnt = adoptRoute(table, { method: options.method ?? 'GET', url: options.url ?? '', config, handler: options.handler })
-  if (config !== undefined && config !== null) (config as Record<symbol, unknown>)[kKernelRoute] = learnt
+  const learnt = adoptRoute(table, { method: options.method ?? 'GET', url: options.url ?? '', config: options.config, handler: options.handler })
+  if (typeof options.config === 'object' && options.config !== null) marks[kKernelRoute] = learnt
   return learnt
 }
 
@@ -53,7 +51,7 @@ export function routerSubscriptions (table: RouteTable, debug: boolean, trustedH
       context.forcedMiss = true
     }
     // a miss under an app's own not-found handler is that handler's to answer
-    if (!context.forcedMiss && (options.config as StampedConfig)?.[kKernelNotFound] !== true) return
+    if (!context.forcedMiss && routeMarks(options.config)[kKernelNotFound] !== true) return
     const { outcome, answer } = routingFailure(table, request, uri, debug)
     context.routing = outcome
     if (answer instanceof HttpException) {

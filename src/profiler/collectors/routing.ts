@@ -3,7 +3,7 @@ import type { KernelContext } from '../../kernel/context.js'
 import type { RouteDefinition } from '../../routing/route-table.js'
 import { routingOutcomeText, routingSummary, traceRoutes, VERDICT_TEXT } from '../../routing/trace.js'
 import type { RouteTraceLine, RoutingData } from '../../routing/trace.js'
-import { kKernelRoute } from '../../symbols.js'
+import { kKernelRoute, routeMarks } from '../../symbols.js'
 import { recordingOf } from '../recording.js'
 
 /** The match trace of a miss, traced once per request (the 404 page and the profile share it). */
@@ -56,7 +56,7 @@ export function routingCollector (routes: () => readonly RouteDefinition[]): Col
       }
     },
     collect ({ request, context }) {
-      const matched = (request.routeOptions?.config as unknown as Record<symbol, unknown> | undefined)?.[kKernelRoute] as RouteDefinition | undefined
+      const matched = routeMarks(request.routeOptions?.config)[kKernelRoute]
       const trace = (): RouteTraceLine[] | null => missTrace(routes(), request.method, context)
       return { ...routingSummary(context, matched, trace), method: request.method, path: context.uri?.path ?? request.url.split('?')[0] }
     },
