@@ -1,6 +1,5 @@
 import { currentKernelContext } from '../kernel/async-context.js'
 import type { KernelContext } from '../kernel/context.js'
-import { recordingOf } from './recording.js'
 
 /**
  * One thing the request did that took time: an outgoing HTTP call, a SQL statement, a Redis
@@ -90,7 +89,8 @@ export function currentSpans (): SpanList | undefined {
 }
 
 export function spansOf (context: KernelContext | undefined): SpanList | undefined {
-  const spans = recordingOf(context)?.spans
+  // the profiler's recording, by its state slot (recording.ts)
+  const spans = context?.get('profiler')?.spans
   return spans === undefined || spans.closed ? undefined : spans
 }
 
