@@ -3,35 +3,27 @@
  * run, with their priority and origin (Symfony's `debug:event-dispatcher`). Exit 0; 1 when the
  * stage asked for has none.
  */
-import { parseArgs } from 'node:util'
 import type { CommandIo } from './io.js'
 import { CommandError, paint, table } from './io.js'
-import { openAppConsole, STAGES } from '../plugins/console.js'
+import { STAGES } from '../plugins/console.js'
+import { commandArgs, withAppConsole } from './command.js'
 import type { ListenerDescription, StageName } from '../plugins/console.js'
 
 export const LISTENERS_USAGE = 'fastify-kernel listeners <app> [<stage: kernel.request, kernel.response, …>] [--json]'
 
 export async function listenersCommand (args: string[], io: CommandIo): Promise<number> {
-  let parsed
-  try {
-    parsed = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' } } })
-  } catch (error) {
-    throw new CommandError(`${(error as Error).message}\nusage: ${LISTENERS_USAGE}`)
-  }
+  const parsed = commandArgs({ args, options: { json: { type: 'boolean' } } }, LISTENERS_USAGE)
   const [path, stage, extra] = parsed.positionals
   if (path === undefined || extra !== undefined) throw new CommandError(`usage: ${LISTENERS_USAGE}`)
   if (stage !== undefined && !(STAGES as readonly string[]).includes(stage)) {
     throw new CommandError(`fastify-kernel: unknown stage "${stage}"; stages are ${STAGES.join(', ')}\nusage: ${LISTENERS_USAGE}`)
   }
-  const app = await openAppConsole(path)
-  try {
+  return await withAppConsole(path, (app) => {
     const listeners = app.listeners(stage as StageName | undefined)
     if (parsed.values.json === true) io.out(JSON.stringify(listeners, null, 2))
     else for (const line of listenerLines(listeners, io)) io.out(line)
     return listeners.length > 0 ? 0 : 1
-  } finally {
-    await app.close()
-  }
+  })
 }
 
 /** Each stage as a heading, then its listeners in the order they run. */

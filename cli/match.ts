@@ -4,10 +4,10 @@
  * panel shows. Exit 0 when a route matches (its controller would run), 1 otherwise (301, 404,
  * 405, 400).
  */
-import { parseArgs } from 'node:util'
 import type { CommandIo, Style } from './io.js'
 import { CommandError, paint, table } from './io.js'
-import { openAppConsole, VERDICT_TEXT } from '../plugins/console.js'
+import { VERDICT_TEXT } from '../plugins/console.js'
+import { commandArgs, withAppConsole } from './command.js'
 import type { KernelAnswer, RouteTraceLine } from '../plugins/console.js'
 
 export const MATCH_USAGE = 'fastify-kernel match <app> <path> [--method GET] [--host localhost] [--json]'
@@ -43,25 +43,17 @@ function answerLines (answer: KernelAnswer, io: CommandIo): string[] {
 }
 
 export async function matchCommand (args: string[], io: CommandIo): Promise<number> {
-  let parsed
-  try {
-    parsed = parseArgs({ args, allowPositionals: true, options: { method: { type: 'string', short: 'm' }, host: { type: 'string' }, json: { type: 'boolean' } } })
-  } catch (error) {
-    throw new CommandError(`${(error as Error).message}\nusage: ${MATCH_USAGE}`)
-  }
+  const parsed = commandArgs({ args, options: { method: { type: 'string', short: 'm' }, host: { type: 'string' }, json: { type: 'boolean' } } }, MATCH_USAGE)
   const [path, target, extra] = parsed.positionals
   if (path === undefined || target === undefined || extra !== undefined) throw new CommandError(`usage: ${MATCH_USAGE}`)
   if (!target.startsWith('/')) throw new CommandError(`fastify-kernel: the path must start with "/": "${target}"\nusage: ${MATCH_USAGE}`)
   const method = (parsed.values.method ?? 'GET').toUpperCase()
   if (!TOKEN.test(method)) throw new CommandError(`fastify-kernel: "${method}" is not an HTTP method\nusage: ${MATCH_USAGE}`)
   const host = parsed.values.host ?? 'localhost'
-  const app = await openAppConsole(path)
-  try {
+  return await withAppConsole(path, async (app) => {
     const answer = await app.match(method, target, host)
     if (parsed.values.json === true) io.out(JSON.stringify(answer, null, 2))
     else for (const line of answerLines(answer, io)) io.out(line)
     return answer.outcome === 'matched' ? 0 : 1
-  } finally {
-    await app.close()
-  }
+  })
 }

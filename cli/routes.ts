@@ -2,25 +2,18 @@
  * `fastify-kernel routes <app> [<filter>] [--json]`: every route of the application, as
  * Symfony's `debug:router` lists them. Exit 0; 1 when a filter matches no route.
  */
-import { parseArgs } from 'node:util'
 import type { CommandIo } from './io.js'
 import { CommandError, table } from './io.js'
-import { openAppConsole } from '../plugins/console.js'
+import { commandArgs, withAppConsole } from './command.js'
 import type { ListedRoute, RouteFlags } from '../plugins/console.js'
 
 export const ROUTES_USAGE = 'fastify-kernel routes <app> [<filter: part of a name or path>] [--json]'
 
 export async function routesCommand (args: string[], io: CommandIo): Promise<number> {
-  let parsed
-  try {
-    parsed = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' } } })
-  } catch (error) {
-    throw new CommandError(`${(error as Error).message}\nusage: ${ROUTES_USAGE}`)
-  }
+  const parsed = commandArgs({ args, options: { json: { type: 'boolean' } } }, ROUTES_USAGE)
   const [path, filter, extra] = parsed.positionals
   if (path === undefined || extra !== undefined) throw new CommandError(`usage: ${ROUTES_USAGE}`)
-  const app = await openAppConsole(path)
-  try {
+  return await withAppConsole(path, (app) => {
     const routes = filterRoutes(app.routes(), filter)
     if (parsed.values.json === true) {
       io.out(JSON.stringify(routes, null, 2))
@@ -33,9 +26,7 @@ export async function routesCommand (args: string[], io: CommandIo): Promise<num
       return 1
     }
     return 0
-  } finally {
-    await app.close()
-  }
+  })
 }
 
 /** The routes whose name or path contains `filter` (any case). */
