@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
+import type { Channel } from 'node:diagnostics_channel'
 import type { KernelContext } from './context.js'
 
 /**
@@ -55,4 +56,15 @@ export function asKernelTraffic<T> (traffic: KernelTraffic, fn: () => T): T {
 /** The kernel's own call a context stands for, if it is one (see asKernelTraffic). */
 export function kernelTrafficOf (context: KernelContext): KernelTraffic | undefined {
   return (context as MarkedContext)[kTraffic]
+}
+
+/**
+ * Makes the callbacks published through `channel` (a tracing channel's `asyncStart`) run in the
+ * request that started their call, as `contextOf` tells it: a library that queues callbacks (a
+ * connection pool handing a freed connection to the next caller in line) otherwise runs them in
+ * the request that freed the resource. Returns what unbinds it.
+ */
+export function restoreRequestContext (channel: Channel, contextOf: (message: object) => KernelContext | undefined): () => void {
+  channel.bindStore(requests, contextOf as (message: unknown) => KernelContext)
+  return () => { channel.unbindStore(requests) }
 }

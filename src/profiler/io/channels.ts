@@ -1,10 +1,20 @@
 import { channel, tracingChannel } from 'node:diagnostics_channel'
 import type { TracingChannelSubscribers } from 'node:diagnostics_channel'
+import { currentKernelContext, restoreRequestContext } from '../../kernel/async-context.js'
+import type { KernelContext } from '../../kernel/context.js'
 
-/** A handler of a plain channel (undici's, node:http's), or the handlers of a tracing channel (ioredis', mysql2's…). */
+/**
+ * A handler of a plain channel (undici's, node:http's), the handlers of a tracing channel
+ * (ioredis', mysql2's…), or a tracing channel whose callbacks must run in the request that made
+ * the call (`restore`: a pool's queue, see restoreRequestContext).
+ */
 export type ChannelSubscription =
   | { name: string, handler: (message: unknown) => void }
+  | { restore: string }
   | { tracing: string, handlers: { [event in keyof TracingChannelSubscribers<object>]?: (message: never) => void } }
+
+const kRequest = Symbol('fastify-kernel.request')
+type Remembered = object & { [kRequest]?: KernelContext }
 
 /**
  * A handler must never throw: diagnostics_channel re-throws a subscriber's error on the next
@@ -49,7 +59,13 @@ export class ProcessChannels {
 
   private subscribe (): void {
     for (const subscription of this.subscriptions()) {
-      if ('tracing' in subscription) {
+      if ('restore' in subscription) {
+        const traced = tracingChannel(subscription.restore)
+        const remember = guarded((message: object) => { (message as Remembered)[kRequest] = currentKernelContext() })
+        traced.start.subscribe(remember as (message: unknown) => void)
+        const unbind = restoreRequestContext(traced.asyncStart, (message) => (message as Remembered)[kRequest])
+        this.active.push(() => { unbind(); traced.start.unsubscribe(remember as (message: unknown) => void) })
+      } else if ('tracing' in subscription) {
         const handlers = Object.fromEntries(Object.entries(subscription.handlers).map(([event, fn]) => [event, guarded(fn as (message: unknown) => void)])) as unknown as TracingChannelSubscribers<object>
         const traced = tracingChannel(subscription.tracing)
         traced.subscribe(handlers)

@@ -44,6 +44,8 @@ function sqlCalls (tracing: string, system: string | undefined, driver: string |
 
 /** mysql2 (3.20 and later) publishes its queries and prepared statements; the app publishes the rest on DB_CHANNEL. */
 export const dbChannels: readonly ChannelSubscription[] = [
+  // a pool hands a freed connection to the next caller from the request that freed it
+  { restore: 'mysql2:pool:connect' },
   sqlCalls('mysql2:query', 'mysql', 'mysql2'),
   sqlCalls('mysql2:execute', 'mysql', 'mysql2'),
   sqlCalls(DB_CHANNEL, undefined, undefined)
