@@ -54,7 +54,18 @@ export function cacheCollector (thresholdMs: number): Collector<CacheData> {
       return {
         commands: spansOfKind(context, CACHE).map((span) => {
           const data = span.data as Partial<CacheSpanData>
-          return { ...data, ...timing(span), command: String(data.command ?? span.name), keys: Array.isArray(data.keys) ? data.keys : [], args: Array.isArray(data.args) ? data.args : [], client: String(data.client ?? 'unknown') }
+          // field by field, no spread: a profile may hold a thousand of them
+          const record = timing(span) as CacheCommandRecord
+          record.command = String(data.command ?? span.name)
+          record.keys = Array.isArray(data.keys) ? data.keys : []
+          record.args = Array.isArray(data.args) ? data.args : []
+          record.client = String(data.client ?? 'unknown')
+          if (typeof data.database === 'number') record.database = data.database
+          if (data.kernel === true) {
+            record.kernel = true
+            if (data.purpose !== undefined) record.purpose = data.purpose
+          }
+          return record
         })
       }
     },

@@ -103,7 +103,10 @@ export function dbCollector (thresholds: DbThresholds): Collector<DbData> {
       return {
         statements: spansOfKind(context, DB).map((span) => {
           const data = span.data as Partial<DbSpanData>
-          return { ...data, ...timing(span), system: String(data.system ?? 'sql'), statement: String(data.statement ?? span.name) }
+          const record = Object.assign(timing(span), data) as DbStatementRecord
+          record.system = String(data.system ?? 'sql')
+          record.statement = String(data.statement ?? span.name)
+          return record
         })
       }
     },
