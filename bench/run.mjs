@@ -87,7 +87,7 @@ async function startIoServers () {
   process.env.BENCH_IO_UPSTREAM_URL = `http://127.0.0.1:${upstream.address().port}/`
   return upstream
 }
-const ioUpstream = only === undefined || only.split(',').some((name) => name !== 'import' && name !== 'security') ? await startIoServers() : undefined
+const ioUpstream = only === undefined || only.split(',').some((name) => !['import', 'security', 'spans'].includes(name)) ? await startIoServers() : undefined
 
 function load (port, request, seconds) {
   return autocannon({ url: `http://127.0.0.1:${port}`, connections, duration: seconds, pipelining: 1, requests: [{ ...request, headers: { accept: 'text/html' } }] })
