@@ -109,7 +109,7 @@ export const httpClientChannels: readonly ChannelSubscription[] = [
       // published once the headers are in: the call lasts until the body is read (or cut off)
       response.once('close', () => {
         if (response.complete) call.open?.end()
-        else call.open?.fail(new Error('the response was cut off before its end'))
+        else call.open?.fail('the response was cut off before its end')
       })
     }
   },
