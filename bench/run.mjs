@@ -9,11 +9,13 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { connect, createServer } from 'node:net'
+import { createServer as createHttpServer } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
 import { securityBench } from './security.mjs'
 import { importCost } from './import-cost.mjs'
+import { spanCost } from './span-cost.mjs'
 import { serverFigures, startServer, stopServer } from './server-process.mjs'
 
 const duration = Number(process.env.BENCH_DURATION ?? 10)
@@ -27,14 +29,19 @@ process.on('exit', () => rmSync(profileDir, { recursive: true, force: true }))
 const requests = {
   matched: { method: 'GET', path: '/hello/world' },
   'not found': { method: 'GET', path: '/robots.txt' },
-  'wrong method': { method: 'DELETE', path: '/hello/world' }
+  'wrong method': { method: 'DELETE', path: '/hello/world' },
+  // 10 Redis commands and one fetch (bench/server.mjs): 11 spans when profiled
+  io: { method: 'GET', path: '/io' }
 }
+const IO_SPANS = 11
 
 const servers = [
   { name: 'bare Fastify', kind: 'bare', options: {} },
   { name: 'kernel prod', kind: 'kernel', options: { debug: false } },
-  { name: 'kernel debug', kind: 'kernel', options: { debug: true, profiler: false } },
+  { name: 'kernel debug', kind: 'kernel', options: { debug: true, profiler: false }, scenarios: ['matched', 'not found', 'wrong method'] },
   { name: 'kernel debug + profiler (memory)', kind: 'kernel', options: { debug: true, profiler: { storage: 'memory' } }, scenarios: ['matched', 'not found'], needsProfiler: true },
+  // every request profiled (no save budget): the I/O route's spans against the matched route's
+  { name: 'kernel debug + profiler (every request)', kind: 'kernel', options: { debug: true, profiler: { storage: 'memory', saveBudget: 1 } }, scenarios: ['matched', 'io'], needsProfiler: true },
   { name: 'kernel debug + profiler (file)', kind: 'kernel', options: { debug: true, profiler: { storage: 'file', directory: profileDir } }, scenarios: ['matched', 'not found'], needsProfiler: true },
   { name: 'kernel debug + profiler (redis)', kind: 'kernel', options: { debug: true, profiler: { storage: 'redis' } }, scenarios: ['matched', 'not found'], needsProfiler: true, redis: true }
 ]
@@ -66,6 +73,21 @@ async function startRedis () {
   }
 }
 let redis
+
+/**
+ * What the I/O route calls: the Redis above and a local HTTP server in this process (not the
+ * bench server's), started once, for every server (the environment of the forked processes).
+ */
+async function startIoServers () {
+  redis ??= await startRedis()
+  const upstream = createHttpServer((_request, response) => { response.end('upstream') })
+  upstream.listen(0, '127.0.0.1')
+  await once(upstream, 'listening')
+  process.env.BENCH_IO_REDIS_URL = redis.url
+  process.env.BENCH_IO_UPSTREAM_URL = `http://127.0.0.1:${upstream.address().port}/`
+  return upstream
+}
+const ioUpstream = only === undefined || only.split(',').some((name) => !['import', 'security', 'spans'].includes(name)) ? await startIoServers() : undefined
 
 function load (port, request, seconds) {
   return autocannon({ url: `http://127.0.0.1:${port}`, connections, duration: seconds, pipelining: 1, requests: [{ ...request, headers: { accept: 'text/html' } }] })
@@ -105,6 +127,7 @@ for (const server of servers) {
 }
 
 await redis?.stop()
+ioUpstream?.close()
 
 let soakReport
 if (soak > 0) soakReport = await soakFileStorage(soak)
@@ -153,6 +176,30 @@ for (const r of results) {
   const saved = r.saved === null ? '' : `${r.saved.profiles} / ${r.saved.dropped}`
   console.log(`| ${r.server} | ${r.scenario} (${r.statuses}) | ${Math.round(r.rps)} | ${ratio} | ${r.p99} | ${p99Ratio} | ${r.cpuPerRequest.toFixed(1)} | ${cpuRatio} | ${mb(r.rssBefore)} → ${mb(r.rssAfter)} | ${saved} |`)
 }
+const ioReport = ioSpanCost()
+if (ioReport !== undefined) console.log(`\n${ioReport}`)
+if (only === undefined || only.split(',').includes('spans')) console.log(`\n${spanCost()}`)
 if (importReport !== undefined) console.log(`\n${importReport}`)
 if (soakReport !== undefined) console.log(`\n${soakReport}`)
 if (securityReport !== undefined) console.log(`\n${securityReport}`)
+
+/**
+ * The profiler's main-thread cost per recorded span: the server CPU the I/O route costs beyond the
+ * matched route with every request profiled, less what the same calls cost beyond it in
+ * production, divided by the route's 11 spans. It takes in everything the profiler adds to a
+ * call: the libraries' tracing once subscribed, the channel handlers, the span, and its share of
+ * building, masking and storing the profile.
+ */
+function ioSpanCost () {
+  const cpu = (server, scenario) => results.find((r) => r.server === server && r.scenario === scenario)?.cpuPerRequest
+  const debugIo = cpu('kernel debug + profiler (every request)', 'io')
+  const debugMatched = cpu('kernel debug + profiler (every request)', 'matched')
+  const prodIo = cpu('kernel prod', 'io')
+  const prodMatched = cpu('kernel prod', 'matched')
+  if ([debugIo, debugMatched, prodIo, prodMatched].some((value) => value === undefined)) return undefined
+  const perSpan = ((debugIo - debugMatched) - (prodIo - prodMatched)) / IO_SPANS
+  return [
+    `Profiler cost per recorded span (I/O route: 10 Redis commands and one fetch, ${IO_SPANS} spans): ${perSpan.toFixed(2)} µs of server CPU per span (target ≤ 1 µs, issue 20)`,
+    `= ((profiled I/O ${debugIo.toFixed(1)} − profiled matched ${debugMatched.toFixed(1)}) − (production I/O ${prodIo.toFixed(1)} − production matched ${prodMatched.toFixed(1)})) ÷ ${IO_SPANS}, µs per request`
+  ].join('\n')
+}

@@ -24,6 +24,21 @@ app.get('/hello/:name', async (request) => ({ hello: request.params.name }))
 app.post('/hello/:name', async () => ({ posted: true }))
 app.get('/items/:id(^\\d+$)', async (request) => ({ id: request.params.id }))
 
+// what a page calls outside the process: 10 Redis commands and one fetch (bench/run.mjs passes
+// the servers); the profiler records each as a span
+const ioRedisUrl = process.env.BENCH_IO_REDIS_URL
+const upstreamUrl = process.env.BENCH_IO_UPSTREAM_URL
+if (ioRedisUrl !== undefined && upstreamUrl !== undefined) {
+  const { Redis } = await import('ioredis')
+  const redis = new Redis(ioRedisUrl, { lazyConnect: true })
+  await redis.connect()
+  app.addHook('onClose', async () => { redis.disconnect() })
+  app.get('/io', async () => {
+    for (let i = 0; i < 10; i++) await redis.get(`bench:${i}`)
+    return (await fetch(upstreamUrl)).text()
+  })
+}
+
 await app.listen({ port: 0, host: '127.0.0.1' })
 process.stdout.write(`${app.server.address().port}\n`)
 process.on('SIGINT', () => process.exit(0)) // exit cleanly, so --cpu-prof can write its profile

@@ -30,6 +30,7 @@ import { performanceCollector } from '../src/profiler/collectors/performance.js'
 import { logsCollector } from '../src/profiler/collectors/logs.js'
 import { routingCollector } from '../src/profiler/collectors/routing.js'
 import { eventsCollector } from '../src/profiler/collectors/events.js'
+import { registerIoPanels } from './profiler-io.js'
 import type { Clock } from '../src/clock.js'
 import type { PageModel } from '../src/profiler/pages/pages.js'
 import { lastQueryValue, neighboursOf, noProfilesPage, parseFilter, profilePage, searchPage, tokenNotFoundPage } from '../src/profiler/pages/pages.js'
@@ -96,6 +97,8 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
     .addCollector(logsCollector)
     .addCollector(routingCollector(() => kernel.routes.routes))
     .addCollector(eventsCollector(options.trace))
+  // HTTP Client, Database, Cache: what the request called outside the process
+  registerIoPanels(app, kernel, profilerOptions)
 
   const { render, handlebars } = await createTemplateRenderer(app, PARTIALS)
   const panels = new Panels(() => kernel.collectors, new CollectorTemplates(handlebars, { preventIndent: true, knownHelpers: KNOWN_HELPERS }).render)

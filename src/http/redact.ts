@@ -24,6 +24,8 @@ export function truncate (text: string, max = MAX_STRING): string {
 /** `name=value` pairs joined by `&` (URL-encoded) or by line breaks (a `text/plain` form). */
 const PAIRS = /^[^=\s&]+=/
 const PAIR_SEPARATOR = /(&|\r?\n)/
+/** `scheme://user:pass@`: the authority's user-info, before any path, query or fragment */
+const USER_INFO = /^([a-z][a-z0-9+.-]*:\/\/)[^/?#@]*@/i
 
 /**
  * The one redaction policy of the debug error page and the profiler: credential headers by
@@ -51,10 +53,14 @@ export class Redactor {
     return verdict
   }
 
-  /** A URL with the values of secret query fields masked (`?api_key=******`). */
+  /**
+   * A URL with its user-info (`https://user:pass@host`) and the values of secret query fields
+   * (`?api_key=******`) masked.
+   */
   url (url: string): string {
-    const mark = url.indexOf('?')
-    return mark === -1 ? url : `${url.slice(0, mark)}?${this.pairs(url.slice(mark + 1))}`
+    const open = url.replace(USER_INFO, `$1${REDACTED}@`)
+    const mark = open.indexOf('?')
+    return mark === -1 ? open : `${open.slice(0, mark)}?${this.pairs(open.slice(mark + 1))}`
   }
 
   /** `a=1&password=2` (or one pair a line) with the values of secret names masked. */

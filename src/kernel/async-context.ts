@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
+import type { Channel } from 'node:diagnostics_channel'
 import type { KernelContext } from './context.js'
 
 /**
@@ -21,4 +22,49 @@ export function currentKernelContext (): KernelContext | undefined {
  */
 export function runInRequest<T> (context: KernelContext, fn: () => T): T {
   return requests.run(context, fn)
+}
+
+/**
+ * A call the kernel makes for itself during a request (a session read, a login-throttling count,
+ * a profile storage reservation): what it sends to Redis or a database is the kernel's own
+ * traffic, which the profiler shows apart from the app's. `secret` is a value its keys may
+ * carry that the profile must not (the session id).
+ */
+export interface KernelTraffic {
+  purpose: string
+  secret?: string
+}
+
+const kTraffic = Symbol('fastify-kernel.traffic')
+
+type MarkedContext = KernelContext & { [kTraffic]?: KernelTraffic }
+
+/**
+ * Runs `fn` as the kernel's own traffic for the current request: everything it starts (the
+ * client's own promises and callbacks) finds a view of the request's context that says so. A
+ * view, not a second AsyncLocalStorage: a second one would cost every promise of the process.
+ * Outside a tracked request (production) it only calls `fn`.
+ */
+export function asKernelTraffic<T> (traffic: KernelTraffic, fn: () => T): T {
+  const context = requests.getStore()
+  if (context === undefined) return fn()
+  const view = Object.create(context) as MarkedContext
+  view[kTraffic] = traffic
+  return requests.run(view, fn)
+}
+
+/** The kernel's own call a context stands for, if it is one (see asKernelTraffic). */
+export function kernelTrafficOf (context: KernelContext): KernelTraffic | undefined {
+  return (context as MarkedContext)[kTraffic]
+}
+
+/**
+ * Makes the callbacks published through `channel` (a tracing channel's `asyncStart`) run in the
+ * request that started their call, as `contextOf` tells it: a library that queues callbacks (a
+ * connection pool handing a freed connection to the next caller in line) otherwise runs them in
+ * the request that freed the resource. Returns what unbinds it.
+ */
+export function restoreRequestContext (channel: Channel, contextOf: (message: object) => KernelContext | undefined): () => void {
+  channel.bindStore(requests, contextOf as (message: unknown) => KernelContext)
+  return () => { channel.unbindStore(requests) }
 }

@@ -45,7 +45,23 @@ export interface ProfilerOptions {
    * profile (default 1000); beyond it they are counted, not kept
    */
   maxSpans?: number
+  /**
+   * milliseconds above which a toolbar item is highlighted: `http_client`, `db`, `cache`, the
+   * time the request spent in that panel's calls (defaults 1000, 100, 50); `slow_statement`, a
+   * single SQL statement highlighted as slow in the Database panel (default 10)
+   */
+  thresholds?: { http_client?: number, db?: number, cache?: number, slow_statement?: number }
 }
+
+/** Toolbar thresholds, in milliseconds, by panel. */
+export interface Thresholds {
+  http_client: number
+  db: number
+  cache: number
+  slow_statement: number
+}
+
+export const DEFAULT_THRESHOLDS: Thresholds = { http_client: 1000, db: 100, cache: 50, slow_statement: 10 }
 
 export interface ResolvedProfilerOptions {
   storage: 'memory' | 'file' | 'redis'
@@ -61,6 +77,7 @@ export interface ResolvedProfilerOptions {
   keepPerSecond: number
   toolbar: boolean
   maxSpans: number
+  thresholds: Thresholds
 }
 
 /** Loopback, RFC 1918, link-local and unique-local ranges: reachable from a container's host. */
@@ -87,6 +104,11 @@ const schema = {
     keepPerSecond: { type: 'integer', minimum: 0 },
     toolbar: { type: 'boolean' },
     maxSpans: { type: 'integer', minimum: 0, maximum: 100_000 },
+    thresholds: {
+      type: 'object',
+      additionalProperties: false,
+      properties: Object.fromEntries(Object.keys(DEFAULT_THRESHOLDS).map((name) => [name, { type: 'number', minimum: 0 }]))
+    },
     redact: {
       type: 'object',
       additionalProperties: false,
@@ -155,6 +177,7 @@ export function resolveProfilerOptions (given: boolean | ProfilerOptions | Recor
     saveBudget: o.saveBudget ?? 0.05,
     keepPerSecond: o.keepPerSecond ?? 200,
     toolbar: o.toolbar ?? true,
-    maxSpans: o.maxSpans ?? 1000
+    maxSpans: o.maxSpans ?? 1000,
+    thresholds: { ...DEFAULT_THRESHOLDS, ...o.thresholds }
   }
 }

@@ -261,6 +261,8 @@ export class Profiler {
 
   /** The profile of a finished request: its summary, and what each of the kernel's collectors collected. */
   buildProfile (request: FastifyRequest, reply: FastifyReply, context: KernelContext, recording: Recording): Profile {
+    // raw span data (what channel handlers kept) becomes masked, cut data before any collector reads it
+    recording.spans.format(this.redactor)
     const collected = this.kernel.collect({ request, reply, context, aborted: recording.aborted }, (collector, error) => {
       this.collectFailure.warn({ err: error, collector, token: recording.token })
     })

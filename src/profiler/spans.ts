@@ -1,5 +1,6 @@
 import { currentKernelContext } from '../kernel/async-context.js'
 import type { KernelContext } from '../kernel/context.js'
+import type { Redactor } from '../http/redact.js'
 
 /**
  * One thing the request did that took time: an outgoing HTTP call, a SQL statement, a Redis
@@ -31,6 +32,20 @@ export interface OpenSpan {
 const NOOP: OpenSpan = { end () {}, fail () {} }
 
 /**
+ * Turns what a channel handler kept of a span, raw (recording must be cheap), into what panels
+ * show and profiles store: its `name` and `data` masked with the redaction policy and cut. Run
+ * once per span, before any collector reads the spans.
+ */
+export type SpanFormatter = (span: Span, redactor: Redactor) => void
+
+const formatters = new Map<string, SpanFormatter>()
+
+/** Sets the formatter of the spans of `kind` (the same function whichever app registers it). */
+export function formatSpansWith (kind: string, formatter: SpanFormatter): void {
+  formatters.set(kind, formatter)
+}
+
+/**
  * The spans of one request, bounded: beyond `max`, spans are counted, not kept (`+N more`).
  * Closed when the response is sent (kernel.terminate): what runs on is shown as running.
  */
@@ -41,7 +56,27 @@ export class SpanList {
   /** the response was sent: spans still running stay so, later ones are not recorded */
   closed = false
 
+  /** the spans' raw data has been made into what panels show (see SpanFormatter) */
+  private formatted = false
+
   constructor (private readonly max: number, private readonly origin: number) {}
+
+  /** Formats every span kept (once): called when the profile is built, before the collectors read it. */
+  format (redactor: Redactor): void {
+    if (this.formatted) return
+    this.formatted = true
+    for (const span of this.spans) {
+      const formatter = formatters.get(span.kind)
+      if (formatter === undefined) continue
+      try {
+        formatter(span, redactor)
+      } catch {
+        // a span the formatter cannot read is shown by its kind alone, never with raw data
+        span.name = span.kind
+        span.data = {}
+      }
+    }
+  }
 
   start (kind: string, name: string, data: Record<string, unknown> = {}, now = performance.now()): OpenSpan {
     if (this.closed) return NOOP

@@ -5,6 +5,7 @@ import { TooManyLoginAttemptsAuthenticationException } from '../errors/exception
 import { ClockedMemoryLimiter } from './memory-limiter.js'
 import type { Clock } from '../clock.js'
 import { systemClock } from '../clock.js'
+import { asKernelTraffic } from '../kernel/async-context.js'
 
 /** A firewall's limits: `maxAttempts` failed logins per user name and client per `interval` seconds. */
 export interface LoginThrottlingLimits {
@@ -46,6 +47,9 @@ function hashKey (data: string): string {
 }
 
 type Taken = Array<[RateLimiterLike, string]>
+
+/** The counters' Redis commands are the kernel's own traffic: the profiler shows them apart. */
+const THROTTLING = { purpose: 'login throttling' }
 
 /** An attempt counted by reserve(): what to give back once its outcome is known. */
 export interface LoginReservation {
@@ -89,7 +93,7 @@ export class LoginThrottler {
     for (const [counter, key] of counters) {
       taken.push([counter, key])
       try {
-        await counter.consume(key)
+        await asKernelTraffic(THROTTLING, () => counter.consume(key))
       } catch (error) {
         // a refused attempt is not a failed login: it gives back what it took
         await giveBack(taken)
@@ -103,5 +107,5 @@ export class LoginThrottler {
 
 async function giveBack (taken: Taken): Promise<void> {
   // best effort: a counter that cannot be given back only makes the limit a little stricter
-  await Promise.all(taken.map(([counter, key]) => counter.reward(key).catch(() => undefined)))
+  await Promise.all(taken.map(([counter, key]) => asKernelTraffic(THROTTLING, () => counter.reward(key)).catch(() => undefined)))
 }

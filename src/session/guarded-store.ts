@@ -1,4 +1,5 @@
 import { withDeadline } from '../redis/commands.js'
+import { asKernelTraffic } from '../kernel/async-context.js'
 import { ServiceUnavailableHttpException } from '../errors/exceptions.js'
 import { ThrottledWarning } from '../log/throttled-warning.js'
 import type { SessionStore } from './memory-store.js'
@@ -33,8 +34,13 @@ export class GuardedSessionStore implements SessionStore {
     this.writeFailure = new ThrottledWarning(log, 'fastify-kernel: the session store could not be written; the change to the session is lost')
   }
 
+  /** The store's own commands are the kernel's traffic (the profiler shows them apart), the session id in them masked. */
+  private call (sessionId: string, fn: () => void): void {
+    asKernelTraffic({ purpose: 'session', secret: sessionId }, fn)
+  }
+
   get (sessionId: string, callback: (error: unknown, session?: Record<string, unknown> | null) => void): void {
-    withDeadline(promised<StoredSession>((done) => { this.store.get(sessionId, (error, value) => { done(error, value as StoredSession) }) }), this.timeoutMs, 'a session read').then(
+    withDeadline(promised<StoredSession>((done) => { this.call(sessionId, () => { this.store.get(sessionId, (error, value) => { done(error, value as StoredSession) }) }) }), this.timeoutMs, 'a session read').then(
       (session) => { callback(null, session ?? null) },
       (error: unknown) => {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') { callback(null, null); return }
@@ -46,13 +52,13 @@ export class GuardedSessionStore implements SessionStore {
   }
 
   set (sessionId: string, session: object, callback: (error?: unknown) => void): void {
-    withDeadline(promised<void>((done) => { this.store.set(sessionId, session, done) }), this.timeoutMs, 'a session write').then(
+    withDeadline(promised<void>((done) => { this.call(sessionId, () => { this.store.set(sessionId, session, done) }) }), this.timeoutMs, 'a session write').then(
       () => { callback() },
       (error: unknown) => { this.writeFailure.warn({ err: error }); callback() })
   }
 
   destroy (sessionId: string, callback: (error?: unknown) => void): void {
-    withDeadline(promised<void>((done) => { this.store.destroy(sessionId, done) }), this.timeoutMs, 'a session removal').then(
+    withDeadline(promised<void>((done) => { this.call(sessionId, () => { this.store.destroy(sessionId, done) }) }), this.timeoutMs, 'a session removal').then(
       () => { callback() },
       (error: unknown) => { callback(new ServiceUnavailableHttpException('The session store is unavailable; the session could not be ended. Try again.', error)) })
   }

@@ -10,17 +10,18 @@ const security = { firewall: 'main', stateless: false, authenticated: true, user
 
 t.test('collected data: session and security panels, locale in the request panel, a generic panel for an app collector without a template', async (t) => {
   const app = await buildApp({ debug: true, session: { secret: SECRET }, locale: { enabled: ['en', 'fr'] }, security: { firewalls: [{ name: 'main' }] } }, {}, (app) => {
-    app.kernel.addCollector({ name: 'cache', label: 'Cache', order: 90, collect: ({ request }) => request.url === '/about' ? { hits: 3, misses: 1, api_token: 'secret-token' } : undefined })
+    // an app's own panel ('cache' is the kernel's Redis panel)
+    app.kernel.addCollector({ name: 'hits', label: 'Hits', order: 90, collect: ({ request }) => request.url === '/about' ? { hits: 3, misses: 1, api_token: 'secret-token' } : undefined })
     app.kernel.addCollector({ name: 'feature', label: 'Feature', order: 91, collect: ({ request }) => request.url === '/about' ? { nested: { a: [1, 2] } } : undefined })
   })
   t.teardown(() => app.close())
   const { token, profile } = await profiled(app, { url: '/about' })
-  t.same(profile.collected.cache, { hits: 3, misses: 1, api_token: '******' }, 'secrets in an app collector\'s data are masked by the kernel')
+  t.same(profile.collected.hits, { hits: 3, misses: 1, api_token: '******' }, 'secrets in an app collector\'s data are masked by the kernel')
   t.same(profile.collected.locale, { locale: 'en', source: 'default', default: 'en', enabled: ['en', 'fr'] })
   await app.kernelProfiler!.storage.save({ ...profile, collected: { ...profile.collected, session, locale, security, request: { ...profile.collected.request!, attributes: profile.collected.request!.attributes.map(([name, value]) => [name, name === '_locale' ? 'fr' : value]) } } })
 
   const main = await page(app, `/_profiler/${token}`)
-  for (const panel of ['session', 'security', 'cache', 'feature']) t.match(main.body, `data-panel="${panel}"`, `${panel} is in the menu`)
+  for (const panel of ['session', 'security', 'hits', 'feature']) t.match(main.body, `data-panel="${panel}"`, `${panel} is in the menu`)
   t.notMatch(main.body, 'data-panel="locale"', 'locale has no panel of its own')
   t.match(main.body, /<th>Locale<\/th><td class="mono">fr<\/td>/, 'the request panel shows the locale')
   t.match(main.body, /<table class="kv" id="locale">[\s\S]*<th>source<\/th><td class="mono">route<\/td>/)
@@ -39,14 +40,14 @@ t.test('collected data: session and security panels, locale in the request panel
   t.match(sec.body, /<th>Access rule<\/th><td class="mono">\^\/admin → ROLE_ADMIN<\/td>/)
   t.match(sec.body, /<th>Reason<\/th><td class="mono">missing ROLE_SUPER<\/td>/)
 
-  const cache = await page(app, `/_profiler/${token}?panel=cache`)
-  t.match(cache.body, /<th>hits<\/th><td class="mono">3<\/td>/, 'flat data: a key-value table')
+  const hits = await page(app, `/_profiler/${token}?panel=hits`)
+  t.match(hits.body, /<th>hits<\/th><td class="mono">3<\/td>/, 'flat data: a key-value table')
   const feature = await page(app, `/_profiler/${token}?panel=feature`)
   t.match(feature.body, /<pre>\{\s+&quot;nested&quot;: \{/, 'nested data: its JSON')
 
   const other = await profiled(app, { url: '/hello/x' })
-  t.equal(other.profile.collected.cache, undefined)
-  const none = await page(app, `/_profiler/${other.token}?panel=cache`)
+  t.equal(other.profile.collected.hits, undefined)
+  const none = await page(app, `/_profiler/${other.token}?panel=hits`)
   t.equal(none.statusCode, 404, 'a panel exists only where its data does')
 })
 

@@ -9,7 +9,7 @@ import { Redis } from 'ioredis'
 
 export const REDIS_SERVER = process.env.REDIS_SERVER_PATH ?? '/usr/bin/redis-server'
 
-async function freePort (): Promise<number> {
+export async function freePort (): Promise<number> {
   const server = createServer()
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')

@@ -6,6 +6,9 @@ import { randomToken, TOKEN_PATTERN } from '../token.js'
 import type { ProfileFilter, ProfileStorage } from './storage.js'
 import { selectSummaries } from './storage.js'
 import { LuaScript, withDeadline } from '../../redis/commands.js'
+import { asKernelTraffic } from '../../kernel/async-context.js'
+
+const STORAGE_TRAFFIC = { purpose: 'profile storage' }
 import type { RedisCommands } from '../../redis/commands.js'
 import { ThrottledWarning } from '../../log/throttled-warning.js'
 import type { Clock } from '../../clock.js'
@@ -141,8 +144,9 @@ export class RedisProfileStorage implements ProfileStorage {
     return this.lastSize
   }
 
-  private call<T> (what: string, promise: Promise<unknown>): Promise<T> {
-    return withDeadline(promise, this.timeoutMs, what) as Promise<T>
+  /** Every command of the storage is the kernel's own traffic: a reservation drawn during a request is shown apart from the app's. */
+  private call<T> (what: string, send: () => Promise<unknown>): Promise<T> {
+    return withDeadline(asKernelTraffic(STORAGE_TRAFFIC, send), this.timeoutMs, what) as Promise<T>
   }
 
   reserveToken (): string | undefined {
@@ -172,7 +176,7 @@ export class RedisProfileStorage implements ProfileStorage {
       const candidates = new Set<string>()
       while (candidates.size < POOL_SIZE) candidates.add(randomToken())
       const at = this.clock.monotonic()
-      const reserved = await this.call<string[]>('a token reservation', RESERVE.run(this.client, [], [this.bodyPrefix, this.marker, RESERVATION_TTL_S, ...candidates]))
+      const reserved = await this.call<string[]>('a token reservation', () => RESERVE.run(this.client, [], [this.bodyPrefix, this.marker, RESERVATION_TTL_S, ...candidates]))
       for (const token of reserved) this.pool.push({ token, at })
     } catch (error) {
       this.failedAt = this.clock.monotonic()
@@ -192,7 +196,7 @@ export class RedisProfileStorage implements ProfileStorage {
     const tokens = this.releasing
     this.releasing = []
     // best effort: a reservation not given back expires by itself
-    await this.call('a token release', RELEASE.run(this.client, [], [this.bodyPrefix, this.marker, ...tokens])).catch(() => undefined)
+    await this.call('a token release', () => RELEASE.run(this.client, [], [this.bodyPrefix, this.marker, ...tokens])).catch(() => undefined)
   }
 
   async save (profile: Profile): Promise<void> {
@@ -200,7 +204,7 @@ export class RedisProfileStorage implements ProfileStorage {
     if (!TOKEN_PATTERN.test(token)) throw new errorCodes.KERNEL_INVALID_TOKEN(token)
     const summary = summarize(profile)
     const maxAgeS = Math.max(1, Math.ceil(this.options.maxAgeMs / 1000))
-    const size = await this.call<number>('a profile save', SAVE.run(this.client, [this.bodyPrefix + token, this.indexKey], [
+    const size = await this.call<number>('a profile save', () => SAVE.run(this.client, [this.bodyPrefix + token, this.indexKey], [
       this.marker, JSON.stringify(profile), token + JSON.stringify(summary), summary.time, maxAgeS,
       this.options.maxProfiles, this.clock.now() - this.options.maxAgeMs, this.bodyPrefix
     ]))
@@ -211,7 +215,7 @@ export class RedisProfileStorage implements ProfileStorage {
 
   async load (token: string): Promise<Profile | undefined> {
     if (!TOKEN_PATTERN.test(token)) return undefined
-    const text = await this.call<string | null>('a profile read', this.client.call('GET', this.bodyPrefix + token))
+    const text = await this.call<string | null>('a profile read', () => this.client.call('GET', this.bodyPrefix + token))
     // absent, expired, or only reserved
     if (text === null || !text.startsWith('{')) return undefined
     return parseProfile(text, token, (error) => {
@@ -226,7 +230,7 @@ export class RedisProfileStorage implements ProfileStorage {
     const newest = filter.end ?? '+inf'
     // filters other than time are applied here: the index holds at most maxProfiles summaries
     const timeOnly = filter.method === undefined && filter.status === undefined && filter.url === undefined && filter.ip === undefined
-    const members = await this.call<string[]>('a profile search', this.client.call('ZREVRANGEBYSCORE', this.indexKey, newest, oldest, ...(timeOnly ? ['LIMIT', 0, limit] : [])))
+    const members = await this.call<string[]>('a profile search', () => this.client.call('ZREVRANGEBYSCORE', this.indexKey, newest, oldest, ...(timeOnly ? ['LIMIT', 0, limit] : [])))
     const summaries: ProfileSummary[] = []
     for (const member of members) {
       try {
@@ -240,8 +244,8 @@ export class RedisProfileStorage implements ProfileStorage {
   async purge (): Promise<void> {
     let cursor = '0'
     do {
-      const [next, keys] = await this.call<[string, string[]]>('a purge scan', this.client.call('SCAN', cursor, 'MATCH', `${this.prefix}*`, 'COUNT', 500))
-      if (keys.length > 0) await this.call('a purge', this.client.call('UNLINK', ...keys))
+      const [next, keys] = await this.call<[string, string[]]>('a purge scan', () => this.client.call('SCAN', cursor, 'MATCH', `${this.prefix}*`, 'COUNT', 500))
+      if (keys.length > 0) await this.call('a purge', () => this.client.call('UNLINK', ...keys))
       cursor = next
     } while (cursor !== '0')
     this.pool.length = 0

@@ -1,0 +1,22 @@
+import type { FastifyInstance } from 'fastify'
+import type { Kernel } from '../src/kernel/kernel.js'
+import type { ResolvedProfilerOptions } from '../src/profiler/options.js'
+import { ioChannels } from '../src/profiler/io/index.js'
+import { httpClientCollector } from '../src/profiler/collectors/http-client.js'
+import { dbCollector } from '../src/profiler/collectors/db.js'
+import { cacheCollector } from '../src/profiler/collectors/cache.js'
+
+/**
+ * The panels of what a request calls outside the process: HTTP Client, Database, Cache. Their
+ * libraries' diagnostics channels are subscribed while this app is open (once per process,
+ * whatever the number of apps); nothing else is needed of the app.
+ */
+export function registerIoPanels (app: FastifyInstance, kernel: Kernel, options: ResolvedProfilerOptions): void {
+  const release = ioChannels.retain()
+  app.addHook('onClose', async () => { release() })
+  const { thresholds } = options
+  kernel
+    .addCollector(dbCollector({ totalMs: thresholds.db, slowMs: thresholds.slow_statement }))
+    .addCollector(cacheCollector(thresholds.cache))
+    .addCollector(httpClientCollector(thresholds.http_client))
+}

@@ -1,0 +1,101 @@
+import { getKeyIndexes } from '@ioredis/commands'
+import type { KernelTraffic } from '../../kernel/async-context.js'
+import type { Redactor } from '../../http/redact.js'
+import { REDACTED, truncate } from '../../http/redact.js'
+import type { Span } from '../spans.js'
+import type { ChannelSubscription } from './channels.js'
+import type { TracedContext } from './traced-call.js'
+import { tracedCalls } from './traced-call.js'
+
+export const CACHE = 'cache'
+
+/**
+ * A command as ioredis (`ioredis:command`) and node-redis (`node-redis:command`) publish it:
+ * the arguments already sanitised by the client (values of writes as `?`). node-redis puts the
+ * command's name first among its arguments; a MULTI of node-redis is one `node-redis:batch`.
+ */
+interface RedisTraceContext {
+  command?: string
+  args?: readonly unknown[]
+  database?: number
+  batchMode?: 'MULTI' | 'PIPELINE'
+  batchSize?: number
+}
+
+type RedisClientName = 'ioredis' | 'node-redis'
+
+class RedisCall {
+  constructor (readonly context: RedisTraceContext & TracedContext, readonly client: RedisClientName, readonly traffic: KernelTraffic | undefined) {}
+}
+
+function redisCalls (tracing: string, client: RedisClientName, keep: (context: RedisTraceContext) => boolean = () => true): ChannelSubscription {
+  return tracedCalls<RedisTraceContext>(tracing, CACHE, (context, traffic) => keep(context) ? new RedisCall(context, client, traffic) : undefined)
+}
+
+export const cacheChannels: readonly ChannelSubscription[] = [
+  redisCalls('ioredis:command', 'ioredis'),
+  redisCalls('node-redis:command', 'node-redis'),
+  // a pipeline's commands are published one by one, a transaction's only as its batch
+  redisCalls('node-redis:batch', 'node-redis', (context) => context.batchMode === 'MULTI')
+]
+
+/** The data of a `cache` span, as profiles store it. */
+export interface CacheSpanData {
+  command: string
+  keys: string[]
+  /** the arguments after the command's name, as the client published them (its own masking: `?`), cut */
+  args: string[]
+  client: string
+  database?: number
+  /** the kernel's own command (sessions, login throttling, profile storage), shown apart */
+  kernel?: true
+  /** what the kernel sent it for */
+  purpose?: string
+}
+
+const MAX_ARG = 200
+const MAX_ARGS = 20
+const MAX_NAME = 200
+
+function keysOf (command: string, args: readonly string[]): string[] {
+  try {
+    return getKeyIndexes(command.toLowerCase(), [...args]).map((index) => args[index as number]!).filter((key) => key !== undefined && key !== '?')
+  } catch {
+    // a command the table does not know (a module's): its keys are not told apart
+    return []
+  }
+}
+
+/**
+ * Raw call → the span's data: keys found, arguments cut, the session id in the kernel's own keys
+ * masked. (The redaction policy goes by names; a key is none, and values of writes are already `?`.)
+ */
+export function formatCacheSpan (span: Span, _redactor: Redactor): void {
+  const call = span.data as unknown
+  if (!(call instanceof RedisCall)) return
+  const { context, traffic } = call
+  const hide = (text: string): string => traffic?.secret === undefined || traffic.secret === '' ? text : text.replaceAll(traffic.secret, REDACTED)
+  let command: string
+  let args: string[]
+  if (context.batchMode === 'MULTI') {
+    command = 'MULTI'
+    args = [`${String(context.batchSize ?? 0)} commands`]
+  } else {
+    const all = (context.args ?? []).map(String)
+    // node-redis puts the command's name first
+    if (call.client === 'node-redis') all.shift()
+    command = String(context.command ?? '').toUpperCase()
+    args = all.map(hide)
+  }
+  const keys = keysOf(command, args)
+  const shown = args.slice(0, MAX_ARGS).map((arg) => truncate(arg, MAX_ARG))
+  if (args.length > MAX_ARGS) shown.push(`… ${args.length - MAX_ARGS} more`)
+  const data: CacheSpanData = { command, keys: keys.map((key) => truncate(key, MAX_ARG)), args: shown, client: call.client }
+  if (typeof context.database === 'number') data.database = context.database
+  if (traffic !== undefined) {
+    data.kernel = true
+    data.purpose = traffic.purpose
+  }
+  span.name = truncate(context.batchMode === 'MULTI' ? `MULTI (${args[0]!})` : [command, ...data.keys].join(' '), MAX_NAME)
+  span.data = data as unknown as Record<string, unknown>
+}

@@ -1,0 +1,85 @@
+import { channel, tracingChannel } from 'node:diagnostics_channel'
+import type { TracingChannelSubscribers } from 'node:diagnostics_channel'
+import { currentKernelContext, restoreRequestContext } from '../../kernel/async-context.js'
+import type { KernelContext } from '../../kernel/context.js'
+
+/**
+ * A handler of a plain channel (undici's, node:http's), the handlers of a tracing channel
+ * (ioredis', mysql2's…), or a tracing channel whose callbacks must run in the request that made
+ * the call (`restore`: a pool's queue, see restoreRequestContext).
+ */
+export type ChannelSubscription =
+  | { name: string, handler: (message: unknown) => void }
+  | { restore: string }
+  | { tracing: string, handlers: { [event in keyof TracingChannelSubscribers<object>]?: (message: never) => void } }
+
+const kRequest = Symbol('fastify-kernel.request')
+type Remembered = object & { [kRequest]?: KernelContext }
+
+/**
+ * A handler must never throw: diagnostics_channel re-throws a subscriber's error on the next
+ * tick, which would crash the app for a fault of the profiler's.
+ */
+function guarded<A> (fn: (arg: A) => void): (arg: A) => void {
+  return (arg) => {
+    try {
+      fn(arg)
+    } catch {
+      // the call is simply not recorded
+    }
+  }
+}
+
+/**
+ * Subscriptions to libraries' diagnostics channels, made once per process while at least one
+ * profiler is alive (counted), never once per app: two apps in one process would otherwise
+ * record every call twice. With no profiler, nothing is subscribed and every channel's
+ * `hasSubscribers` stays false, so the libraries skip their tracing altogether.
+ */
+export class ProcessChannels {
+  private holders = 0
+  private readonly active: Array<() => void> = []
+
+  constructor (private readonly subscriptions: () => readonly ChannelSubscription[]) {}
+
+  get subscribed (): boolean {
+    return this.holders > 0
+  }
+
+  /** Subscribes (on the first holder); the function returned lets go (once), unsubscribing after the last. */
+  retain (): () => void {
+    if (this.holders++ === 0) this.subscribe()
+    let released = false
+    return () => {
+      if (released) return
+      released = true
+      if (--this.holders === 0) this.unsubscribe()
+    }
+  }
+
+  private subscribe (): void {
+    for (const subscription of this.subscriptions()) {
+      if ('restore' in subscription) {
+        const traced = tracingChannel(subscription.restore)
+        const remember = guarded((message: object) => { (message as Remembered)[kRequest] = currentKernelContext() })
+        traced.start.subscribe(remember as (message: unknown) => void)
+        const unbind = restoreRequestContext(traced.asyncStart, (message) => (message as Remembered)[kRequest])
+        this.active.push(() => { unbind(); traced.start.unsubscribe(remember as (message: unknown) => void) })
+      } else if ('tracing' in subscription) {
+        const handlers = Object.fromEntries(Object.entries(subscription.handlers).map(([event, fn]) => [event, guarded(fn as (message: unknown) => void)])) as unknown as TracingChannelSubscribers<object>
+        const traced = tracingChannel(subscription.tracing)
+        traced.subscribe(handlers)
+        this.active.push(() => { traced.unsubscribe(handlers) })
+      } else {
+        const handler = guarded(subscription.handler)
+        const plain = channel(subscription.name)
+        plain.subscribe(handler)
+        this.active.push(() => { plain.unsubscribe(handler) })
+      }
+    }
+  }
+
+  private unsubscribe (): void {
+    for (const stop of this.active.splice(0)) stop()
+  }
+}

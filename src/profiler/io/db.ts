@@ -1,0 +1,151 @@
+import type { KernelTraffic } from '../../kernel/async-context.js'
+import type { Redactor } from '../../http/redact.js'
+import { REDACTED, truncate } from '../../http/redact.js'
+import type { Span } from '../spans.js'
+import type { ChannelSubscription } from './channels.js'
+import type { TracedContext } from './traced-call.js'
+import { tracedCalls } from './traced-call.js'
+import { analyzeSql } from './sql.js'
+import type { SqlAnalysis } from './sql.js'
+
+export const DB = 'db'
+
+/**
+ * The tracing channel an app publishes its SQL on, for a driver that publishes nothing of its
+ * own (pg, better-sqlite3, an ORM): the same context as mysql2's `mysql2:query`, plus the
+ * database system and the driver's name. See docs/profiler.md.
+ */
+export const DB_CHANNEL = 'fastify-kernel:db:query'
+
+/** The context of a statement on `mysql2:query`, `mysql2:execute` or the kernel's channel. */
+export interface SqlTraceContext {
+  /** the statement, as sent */
+  query: string
+  /** positional (an array) or named (an object) parameters */
+  values?: unknown
+  database?: string
+  /** `mysql`, `postgresql`, `sqlite`… (the kernel's channel; mysql2's is mysql) */
+  system?: string
+  /** `pg`, `better-sqlite3`, `prisma`… (the kernel's channel) */
+  driver?: string
+  /** the number of rows, when the result does not tell (the kernel's channel) */
+  rows?: number
+}
+
+class SqlCall {
+  constructor (readonly context: SqlTraceContext & TracedContext, readonly system: string, readonly driver: string, readonly traffic: KernelTraffic | undefined) {}
+}
+
+function sqlCalls (tracing: string, system: string | undefined, driver: string | undefined): ChannelSubscription {
+  return tracedCalls<SqlTraceContext>(tracing, DB, (context, traffic) => typeof context.query === 'string'
+    ? new SqlCall(context, system ?? String(context.system ?? 'sql'), driver ?? String(context.driver ?? 'unknown'), traffic)
+    : undefined)
+}
+
+/** mysql2 (3.20 and later) publishes its queries and prepared statements; the app publishes the rest on DB_CHANNEL. */
+export const dbChannels: readonly ChannelSubscription[] = [
+  // a pool hands a freed connection to the next caller from the request that freed it
+  { restore: 'mysql2:pool:connect' },
+  sqlCalls('mysql2:query', 'mysql', 'mysql2'),
+  sqlCalls('mysql2:execute', 'mysql', 'mysql2'),
+  sqlCalls(DB_CHANNEL, undefined, undefined)
+]
+
+/** The data of a `db` span, as profiles store it. */
+export interface DbSpanData {
+  system: string
+  /** secret literal values masked (`password = '******'`), cut */
+  statement: string
+  /** the statement with its literal values taken out: equal shapes with other values are "similar" */
+  shape?: string
+  params?: unknown[] | Record<string, unknown>
+  rows?: number
+  driver?: string
+  database?: string
+  /** the kernel's own statement (a session store's), shown apart */
+  kernel?: true
+  /** what the kernel made it for */
+  purpose?: string
+}
+
+const MAX_NAME = 200
+const MAX_PARAM = 200
+const MAX_PARAMS = 100
+
+function rowsOf (context: SqlTraceContext & TracedContext): number | undefined {
+  if (typeof context.rows === 'number') return context.rows
+  const result = context.result
+  if (Array.isArray(result)) return result.length
+  if (typeof result !== 'object' || result === null) return undefined
+  // pg's rowCount, mysql2's ResultSetHeader, better-sqlite3's run()
+  for (const field of ['rowCount', 'affectedRows', 'changes'] as const) {
+    const value = (result as Record<string, unknown>)[field]
+    if (typeof value === 'number') return value
+  }
+  const rows = (result as { rows?: unknown }).rows
+  return Array.isArray(rows) ? rows.length : undefined
+}
+
+function cut (value: unknown, redactor: Redactor): unknown {
+  const safe = redactor.value(value)
+  return typeof safe === 'string' ? truncate(safe, MAX_PARAM) : safe
+}
+
+/** Secret by the name it is given (`:password`) or by the column it goes to (`password = ?`). */
+function maskedParams (values: unknown, analysis: SqlAnalysis, redactor: Redactor): unknown[] | Record<string, unknown> | undefined {
+  if (values === undefined || values === null) return undefined
+  // no placeholder: the driver put the values into the statement itself (mysql2's query()), where
+  // they are shown, and masked by their column
+  if (analysis.slots.every((slot) => slot.literal)) return undefined
+  const secretIndexes = new Set<number>()
+  const secretNames = new Set<string>()
+  for (const slot of analysis.slots) {
+    if (slot.literal || slot.column === undefined || !redactor.isSecret(slot.column)) continue
+    if (slot.index !== undefined) secretIndexes.add(slot.index)
+    if (slot.name !== undefined) secretNames.add(slot.name)
+  }
+  if (Array.isArray(values)) {
+    const shown = values.slice(0, MAX_PARAMS).map((value, index) => secretIndexes.has(index) ? REDACTED : cut(value, redactor))
+    if (values.length > MAX_PARAMS) shown.push(`… ${values.length - MAX_PARAMS} more`)
+    return shown
+  }
+  if (typeof values !== 'object') return [cut(values, redactor)]
+  const out: Record<string, unknown> = {}
+  for (const [name, value] of Object.entries(values).slice(0, MAX_PARAMS)) {
+    out[name] = secretNames.has(name) || redactor.isSecret(name) ? REDACTED : cut(value, redactor)
+  }
+  return out
+}
+
+/** The statement with the literal values of secret columns masked. */
+function maskedStatement (statement: string, analysis: SqlAnalysis, redactor: Redactor): string {
+  let out = statement
+  for (let i = analysis.slots.length - 1; i >= 0; i--) {
+    const slot = analysis.slots[i]!
+    if (slot.literal && slot.column !== undefined && redactor.isSecret(slot.column)) {
+      out = `${out.slice(0, slot.start)}'${REDACTED}'${out.slice(slot.end)}`
+    }
+  }
+  return out
+}
+
+/** Raw call → the span's data: statement and parameters masked by the redaction policy, cut. */
+export function formatDbSpan (span: Span, redactor: Redactor): void {
+  const call = span.data as unknown
+  if (!(call instanceof SqlCall)) return
+  const { context } = call
+  const analysis = analyzeSql(context.query, call.system)
+  const statement = maskedStatement(context.query, analysis, redactor)
+  const data: DbSpanData = { system: call.system, statement: truncate(statement), shape: truncate(analysis.shape), driver: call.driver }
+  const params = maskedParams(context.values, analysis, redactor)
+  if (params !== undefined) data.params = params
+  const rows = rowsOf(context)
+  if (rows !== undefined) data.rows = rows
+  if (typeof context.database === 'string' && context.database !== '') data.database = context.database
+  if (call.traffic !== undefined) {
+    data.kernel = true
+    data.purpose = call.traffic.purpose
+  }
+  span.name = truncate(statement, MAX_NAME)
+  span.data = data as unknown as Record<string, unknown>
+}

@@ -1,0 +1,196 @@
+/**
+ * Just enough of SQL's lexical structure to show a statement safely and to compare statements:
+ * where its values are (literals and placeholders), which column each one is compared with or
+ * inserted into, and its shape (the statement with its literal values taken out). No parser:
+ * statements of any dialect are read the same way, and what is not understood is left as is.
+ * (No maintained package does this for Node; OpenTelemetry's and Datadog's obfuscators live in
+ * other languages.)
+ */
+
+type TokenType = 'word' | 'ident' | 'string' | 'number' | 'placeholder' | 'op' | 'open' | 'close' | 'comma' | 'other'
+
+interface Token {
+  type: TokenType
+  start: number
+  end: number
+}
+
+/** A value of a statement: a literal (`'x'`, `42`) or a placeholder (`?`, `$1`, `:name`). */
+export interface SqlSlot {
+  start: number
+  end: number
+  literal: boolean
+  /** the column it is compared with, set to or inserted into, when the statement says (`password = ?`) */
+  column?: string
+  /** `$2` → 1; `?` → its rank among the `?`s */
+  index?: number
+  /** `:name` → `name` */
+  name?: string
+}
+
+export interface SqlAnalysis {
+  slots: SqlSlot[]
+  /** the statement with its literal values replaced by `?`, lists of values collapsed, spaces normalised */
+  shape: string
+}
+
+const WORD_START = /[A-Za-z_\u0080-\uffff]/
+const WORD = /[\w$.\u0080-\uffff]/
+const DIGIT = /[0-9]/
+const COMPARISON = new Set(['=', '<>', '!=', '<', '>', '<=', '>=', '<=>'])
+const COMPARISON_WORDS = new Set(['LIKE', 'ILIKE', 'BY'])
+/** after `INTO`, a word before `(` that is no table name */
+const NOT_A_TABLE = new Set(['VALUES', 'VALUE', 'SELECT'])
+
+function tokenize (sql: string, mysql: boolean): Token[] {
+  const tokens: Token[] = []
+  let i = 0
+  const n = sql.length
+  const quoted = (quote: string, backslash: boolean): number => {
+    let j = i + 1
+    while (j < n) {
+      const c = sql[j]
+      if (backslash && c === '\\') { j += 2; continue }
+      if (c === quote) {
+        if (sql[j + 1] === quote) { j += 2; continue }
+        return j + 1
+      }
+      j++
+    }
+    return n
+  }
+  while (i < n) {
+    const c = sql[i]!
+    const start = i
+    if (/\s/.test(c)) { i++; continue }
+    if ((c === '-' && sql[i + 1] === '-') || (mysql && c === '#')) {
+      while (i < n && sql[i] !== '\n') i++
+      continue
+    }
+    if (c === '/' && sql[i + 1] === '*') {
+      const close = sql.indexOf('*/', i + 2)
+      i = close === -1 ? n : close + 2
+      continue
+    }
+    let type: TokenType
+    if (c === '\'') {
+      i = quoted('\'', mysql); type = 'string'
+    } else if (c === '"') {
+      i = quoted('"', mysql); type = mysql ? 'string' : 'ident'
+    } else if (c === '`') {
+      i = quoted('`', false); type = 'ident'
+    } else if (DIGIT.test(c) || (c === '.' && DIGIT.test(sql[i + 1] ?? ''))) {
+      i++
+      while (i < n && /[0-9a-fA-FxX._]/.test(sql[i]!)) i++
+      if ((sql[i] === '+' || sql[i] === '-') && /[eE]/.test(sql[i - 1]!)) { i++; while (i < n && DIGIT.test(sql[i]!)) i++ }
+      type = 'number'
+    } else if (c === '?') {
+      i++; type = 'placeholder'
+    } else if (c === '$' && DIGIT.test(sql[i + 1] ?? '')) {
+      i++; while (i < n && DIGIT.test(sql[i]!)) i++; type = 'placeholder'
+    } else if ((c === ':' || c === '@' || c === '$') && WORD_START.test(sql[i + 1] ?? '') && sql[i - 1] !== ':') {
+      i++; while (i < n && /\w/.test(sql[i]!)) i++; type = 'placeholder'
+    } else if (WORD_START.test(c)) {
+      i++; while (i < n && WORD.test(sql[i]!)) i++; type = 'word'
+    } else if (/[<>=!]/.test(c)) {
+      i++; while (i < n && /[<>=!]/.test(sql[i]!)) i++; type = 'op'
+    } else {
+      i++
+      type = c === '(' ? 'open' : c === ')' ? 'close' : c === ',' ? 'comma' : 'other'
+    }
+    tokens.push({ type, start, end: i })
+  }
+  return tokens
+}
+
+function columnName (sql: string, token: Token | undefined): string | undefined {
+  if (token === undefined || (token.type !== 'word' && token.type !== 'ident')) return undefined
+  let text = sql.slice(token.start, token.end)
+  if (token.type === 'ident') text = text.slice(1, -1)
+  const dot = text.lastIndexOf('.')
+  return dot === -1 ? text : text.slice(dot + 1)
+}
+
+/**
+ * The values of a statement and the column of each (`col = v`, `col LIKE v`, `col IN (v, …)`,
+ * `INSERT … (a, b) VALUES (v, v)`, `IDENTIFIED BY v`), and its shape.
+ */
+export function analyzeSql (sql: string, system = 'mysql'): SqlAnalysis {
+  const mysql = system === 'mysql' || system === 'mariadb'
+  const tokens = tokenize(sql, mysql)
+  const word = (token: Token | undefined): string => token !== undefined && token.type === 'word' ? sql.slice(token.start, token.end).toUpperCase() : ''
+  const slots: SqlSlot[] = []
+  let questionMarks = 0
+  // the column every value of a parenthesised list stands for: `col IN (…)`, or INSERT's columns by position
+  const lists: Array<{ column?: string, columns?: Array<string | undefined>, position: number }> = []
+  let insertColumns: Array<string | undefined> | undefined
+  let collecting: Array<string | undefined> | undefined
+  for (let k = 0; k < tokens.length; k++) {
+    const token = tokens[k]!
+    const previous = tokens[k - 1]
+    if (token.type === 'open') {
+      const keyword = word(previous)
+      if (keyword === 'IN' || (keyword === 'NOT' && word(tokens[k + 1]) === 'IN')) {
+        lists.push({ column: columnName(sql, tokens[k - 2]), position: 0 })
+      } else if (insertColumns === undefined && collecting === undefined && word(tokens[k - 2]) === 'INTO' && (previous?.type === 'ident' || (previous?.type === 'word' && !NOT_A_TABLE.has(keyword)))) {
+        collecting = []
+        lists.push({ position: 0 })
+      } else if (insertColumns !== undefined && (keyword === 'VALUES' || keyword === 'VALUE' || previous?.type === 'comma')) {
+        lists.push({ columns: insertColumns, position: 0 })
+      } else {
+        lists.push({ position: 0 })
+      }
+      continue
+    }
+    if (token.type === 'close') {
+      if (collecting !== undefined && lists.length === 1) { insertColumns = collecting; collecting = undefined }
+      lists.pop()
+      continue
+    }
+    if (token.type === 'comma') {
+      const list = lists.at(-1)
+      if (list !== undefined) list.position++
+      continue
+    }
+    if (collecting !== undefined && lists.length === 1) {
+      collecting[lists[0]!.position] = columnName(sql, token)
+      continue
+    }
+    if (token.type !== 'string' && token.type !== 'number' && token.type !== 'placeholder') continue
+    const slot: SqlSlot = { start: token.start, end: token.end, literal: token.type !== 'placeholder' }
+    const list = lists.at(-1)
+    const operator = previous?.type === 'op' ? sql.slice(previous.start, previous.end) : word(previous)
+    if (COMPARISON.has(operator) || COMPARISON_WORDS.has(operator)) {
+      slot.column = operator === 'BY' ? (word(tokens[k - 2]) === 'IDENTIFIED' ? 'password' : undefined) : columnName(sql, tokens[k - 2])
+    } else if (list?.column !== undefined) {
+      slot.column = list.column
+    } else if (list?.columns !== undefined) {
+      slot.column = list.columns[list.position]
+    }
+    if (token.type === 'placeholder') {
+      const text = sql.slice(token.start, token.end)
+      if (text === '?') slot.index = questionMarks++
+      else if (text[0] === '$' && DIGIT.test(text[1]!)) slot.index = Number(text.slice(1)) - 1
+      else slot.name = text.slice(1)
+    }
+    if (slot.column === undefined) delete slot.column
+    slots.push(slot)
+  }
+  return { slots, shape: shapeOf(sql, tokens) }
+}
+
+const LIST_OF_VALUES = /\(\s*\?(?:\s*,\s*\?)+\s*\)/g
+const REPEATED_TUPLES = /\(…\)(?:\s*,\s*\(…\))+/g
+
+function shapeOf (sql: string, tokens: readonly Token[]): string {
+  let out = ''
+  let last: Token | undefined
+  for (const token of tokens) {
+    const text = token.type === 'string' || token.type === 'number' ? '?' : sql.slice(token.start, token.end)
+    const glued = last === undefined || token.type === 'close' || token.type === 'comma' || last.type === 'open'
+    out += glued ? text : ` ${text}`
+    last = token
+  }
+  // `IN (1, 2, 3)` and `IN (4, 5)`, or a multi-row INSERT, are one shape
+  return out.replace(LIST_OF_VALUES, '(…)').replace(REPEATED_TUPLES, '(…)')
+}

@@ -1,0 +1,181 @@
+/**
+ * The Cache panel against a real redis-server, with ioredis 6 and node-redis: the app's commands,
+ * and the kernel's own (sessions, login throttling, profile storage) shown apart.
+ */
+import t from 'tap'
+import { Redis } from 'ioredis'
+import { createClient } from 'redis'
+import { createKernelApp } from '../../../index.js'
+import { page, profiled } from '../helpers.js'
+import { TestRedis } from '../../redis/server.js'
+import { IdleExpiryRedisStore } from '../../../service/src/redis.js'
+import { securedApp, exampleSecurity, basic, SECRET } from '../../security/app.js'
+
+const redis = await TestRedis.start(t)
+
+async function ioredis (t: { teardown: (fn: () => unknown) => void }): Promise<Redis> {
+  const client = new Redis(redis.port, '127.0.0.1', { lazyConnect: true })
+  await client.connect()
+  t.teardown(() => { client.disconnect() })
+  return client
+}
+
+t.test('a user with only ioredis sees their commands: keys, arguments as the client masks them, time, failures', async (t) => {
+  const client = await ioredis(t)
+  // nothing but the kernel, registered as the README says
+  const app = await createKernelApp({ kernel: { debug: true } })
+  app.get('/cart', async () => {
+    await client.set('cart:7', 'secret-value', 'EX', 60)
+    const value = await client.get('cart:7')
+    await client.mget('cart:7', 'cart:8')
+    await client.pipeline().incr('visits').expire('visits', 60).exec()
+    await client.incr('cart:7').catch(() => undefined)
+    return { value }
+  })
+  t.teardown(() => app.close())
+  const { profile, res, token } = await profiled(app, { url: '/cart' })
+  t.same(res.json(), { value: 'secret-value' })
+  const commands = profile.collected.cache!.commands
+  t.same(commands.map((c) => [c.command, c.keys]), [
+    ['SET', ['cart:7']], ['GET', ['cart:7']], ['MGET', []], ['INCR', ['visits']], ['EXPIRE', ['visits']], ['INCR', ['cart:7']]
+  ], 'every command with its keys, a pipeline\'s one by one')
+  t.same(commands[0].args, ['cart:7', '?', '?', '?'], 'a written value is masked by ioredis itself')
+  t.same(commands[2].args, ['?', '?'], 'and what it does not know to be safe (MGET\'s keys): the panel shows what the client publishes')
+  t.match(commands[5].error, /not an integer/, 'the failure')
+  for (const command of commands) {
+    t.equal(command.client, 'ioredis')
+    t.type(command.duration, 'number')
+    t.notOk(command.kernel)
+  }
+  t.notMatch(JSON.stringify(profile.collected.cache), 'secret-value')
+
+  const panel = await page(app, `/_profiler/${token}?panel=cache`)
+  t.match(panel.body, /<table id="cache-commands">[\s\S]*?<td class="mono">SET/)
+  t.match(panel.body, /data-panel="cache" class="active"><span>Cache<\/span><span class="badge badge-error">1<\/span>/)
+  t.notMatch(panel.body, 'The kernel\'s own commands', 'no kernel traffic here')
+  const toolbar = await page(app, `/_wdt/${token}`)
+  t.match(toolbar.body, /data-kwdt="cache">[\s\S]*?kwdt-badge kwdt-badge-error" data-kwdt-count>6</, 'the toolbar item: 6 commands, one failed')
+})
+
+t.test('node-redis: commands, and a transaction as one MULTI', async (t) => {
+  const client = createClient({ url: redis.url })
+  client.on('error', () => undefined)
+  await client.connect()
+  t.teardown(async () => { await client.quit() })
+  const app = await createKernelApp({ kernel: { debug: true, profiler: { thresholds: { cache: 0 } } } })
+  app.get('/node-redis', async () => {
+    await client.set('greeting', 'hello')
+    await client.get('greeting')
+    await client.multi().incr('counter').get('counter').exec()
+    return 'ok'
+  })
+  t.teardown(() => app.close())
+  const { profile, token } = await profiled(app, { url: '/node-redis' })
+  const commands = profile.collected.cache!.commands
+  t.same(commands.map((c) => [c.command, c.keys, c.client]), [
+    ['SET', ['greeting'], 'node-redis'], ['GET', ['greeting'], 'node-redis'], ['MULTI', [], 'node-redis']
+  ])
+  t.same(commands[0].args, ['greeting', '?'], 'node-redis masks written values too')
+  t.same(commands[2].args, ['2 commands'])
+  const toolbar = await page(app, `/_wdt/${token}`)
+  t.match(toolbar.body, /data-kwdt="cache">[\s\S]*?kwdt-badge kwdt-badge-warning" data-kwdt-count>3</, 'above the cache threshold')
+})
+
+t.test('the kernel\'s own traffic (sessions, login throttling) is shown apart and not counted; the session id is masked', async (t) => {
+  const client = await ioredis(t)
+  const app = await securedApp({
+    session: { secret: SECRET, ttl: 600, store: new IdleExpiryRedisStore(client, 600) },
+    security: await exampleSecurity({ loginThrottlingStore: { redis: { client, prefix: 'test:login:' } } })
+  }, (app) => {
+    app.get('/visit', async (request) => {
+      request.session.set('visits', ((request.session.get('visits') as number | undefined) ?? 0) + 1)
+      await client.get('app:key')
+      return 'ok'
+    })
+  })
+  // the first visit creates the session (written at the response), the second reads it
+  const first = await profiled(app, { url: '/visit' })
+  const cookie = String(first.res.headers['set-cookie']).split(';')[0]!
+  const sessionId = decodeURIComponent(cookie.split('=')[1]!).split('.')[0]!
+  const second = await profiled(app, { url: '/visit', headers: { cookie } })
+  const commands = second.profile.collected.cache!.commands
+  const app_ = commands.filter((c) => c.kernel !== true)
+  const kernel = commands.filter((c) => c.kernel === true)
+  t.same(app_.map((c) => [c.command, c.keys]), [['GET', ['app:key']]], 'the app\'s command')
+  // @fastify/session reads the session before kernel.request, where the profile starts: the read is in no profile
+  t.notOk(commands.some((c) => c.command === 'GETEX'), 'the session read comes before the profile')
+  const write = kernel.find((c) => c.command === 'SET')!
+  t.equal(write.purpose, 'session', 'the session written at the response, the kernel\'s')
+  t.same(write.keys, ['fastify-kernel:session:******'], 'the session id masked in its key')
+  t.notMatch(JSON.stringify(second.profile.collected.cache), sessionId)
+  t.ok(first.profile.collected.cache!.commands.some((c) => c.command === 'SET' && c.purpose === 'session'), 'the session written at the response')
+
+  // a failed login counts the attempt in Redis
+  const failed = await profiled(app, { url: '/profile', headers: { authorization: basic('admin', 'wrong') } })
+  t.equal(failed.res.statusCode, 401)
+  const throttling = failed.profile.collected.cache!.commands.filter((c) => c.purpose === 'login throttling')
+  t.ok(throttling.length > 0, 'the login throttling counters, the kernel\'s')
+  t.ok(throttling.every((c) => c.kernel === true && c.keys.every((key) => key.startsWith('test:login:'))))
+
+  const panel = await page(app, `/_profiler/${second.token}?panel=cache`)
+  t.match(panel.body, /<table id="cache-commands">[\s\S]*?app:key/)
+  t.match(panel.body, /The kernel's own commands[\s\S]*?<table id="cache-kernel-commands">[\s\S]*?SET[\s\S]*?<span class="flag flag-info">session<\/span>/)
+  t.match(panel.body, /data-panel="cache" class="active"><span>Cache<\/span><span class="badge badge-info">1<\/span>/, 'the badge counts the app\'s')
+  const toolbar = await page(app, `/_wdt/${second.token}`)
+  t.match(toolbar.body, /data-kwdt="cache">[\s\S]*?data-kwdt-count>1</, 'so does the toolbar')
+  t.match(toolbar.body, /The kernel's own<\/th><td>\d+ \(not counted\)/)
+})
+
+t.test('the profile storage\'s commands during requests never count as the app\'s', async (t) => {
+  const client = await ioredis(t)
+  const app = await createKernelApp({ kernel: { debug: true, profiler: { storage: 'redis', redis: { client, prefix: 'test:profiler:' } } } })
+  app.get('/x', async () => { await client.get('app:x'); return 'x' })
+  t.teardown(() => app.close())
+  // enough requests to draw the pool of token reservations down and refill it during one of
+  // them (the refill's commands are sent before that request's recording starts, and saves
+  // after its spans are closed; any that fell in between would be marked as the kernel's)
+  const counted: string[] = []
+  const kernel = new Set<string>()
+  for (let i = 0; i < 180; i++) {
+    const { profile } = await profiled(app, { url: '/x' })
+    for (const command of profile.collected.cache!.commands) {
+      if (command.kernel === true) kernel.add(command.purpose!)
+      else counted.push(command.keys.join(' '))
+    }
+  }
+  t.same(counted, Array(180).fill('app:x'), 'each request counts its own command, and only it')
+  t.ok([...kernel].every((purpose) => purpose === 'profile storage'))
+})
+
+t.test('a hostile key is escaped', async (t) => {
+  const client = await ioredis(t)
+  const app = await createKernelApp({ kernel: { debug: true } })
+  app.get('/hostile', async () => { await client.get('<script>alert(1)</script>'); return 'ok' })
+  t.teardown(() => app.close())
+  const { token, profile } = await profiled(app, { url: '/hostile' })
+  t.same(profile.collected.cache!.commands[0].keys, ['<script>alert(1)</script>'])
+  const panel = await page(app, `/_profiler/${token}?panel=cache`)
+  t.notMatch(panel.body, '<script>alert(1)')
+  t.match(panel.body, '&lt;script&gt;alert(1)&lt;/script&gt;')
+})
+
+t.test('30 concurrent requests, each with its own ioredis and node-redis commands, get exactly their own', async (t) => {
+  const client = await ioredis(t)
+  const other = createClient({ url: redis.url })
+  other.on('error', () => undefined)
+  await other.connect()
+  t.teardown(async () => { await other.quit() })
+  const app = await createKernelApp({ kernel: { debug: true } })
+  app.get('/mine/:id', async (request) => {
+    const id = (request.params as { id: string }).id
+    await client.get(`io:${id}`)
+    await other.get(`node:${id}`)
+    return id
+  })
+  t.teardown(() => app.close())
+  const ids = Array.from({ length: 30 }, (_value, index) => index)
+  const results = await Promise.all(ids.map((id) => profiled(app, { url: `/mine/${id}` })))
+  for (const [index, { profile }] of results.entries()) {
+    t.same(profile.collected.cache!.commands.map((c) => c.keys[0]), [`io:${index}`, `node:${index}`], `request ${index}: its own commands`)
+  }
+})
