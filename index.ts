@@ -1,7 +1,7 @@
 /**
  * fastify-kernel: the Symfony request kernel for Fastify. A small surface: the plugin, an app
- * factory, the server options it needs, the stages and their priorities, the error table; the
- * rest are types. HTTP exceptions, security helpers and session stores have subpaths of their
+ * factory, the server options it needs, the stages, their priorities and tracing channels, the
+ * error table; the rest are types. HTTP exceptions, security helpers and session stores have subpaths of their
  * own (`fastify-kernel/exceptions`, `/security`, `/session`), loaded only by apps that use them.
  */
 import './plugins/fastify-augmentation.js'
@@ -12,6 +12,8 @@ export { kernel }
 export { createKernelApp } from './plugins/create-app.js'
 export { kernelServerOptions } from './plugins/server-options.js'
 export { Stage, Priority } from './src/kernel/stages.js'
+// each stage's diagnostics_channel tracing channel, for OpenTelemetry, Sentry, Datadog (docs/profiler.md)
+export { StageChannel } from './src/kernel/channels.js'
 export { errorCodes } from './src/errors/codes.js'
 
 export type { ErrorCode } from './src/errors/codes.js'
@@ -23,6 +25,7 @@ export type { KernelContext, KernelState, RequestAttributes } from './src/kernel
 export type { RequestUri } from './src/routing/request-uri.js'
 export type { KernelResponse } from './src/http/response.js'
 export type { StageName } from './src/kernel/stages.js'
+export type { StageMessage, StageOutcome } from './src/kernel/channels.js'
 export type { StageListener, ListenerOptions, ListenerDescription, Subscription } from './src/kernel/dispatcher.js'
 export type { TraceEntry } from './src/kernel/trace.js'
 export type {
