@@ -1,8 +1,9 @@
 /**
  * fastify-kernel: the Symfony request kernel for Fastify. A small surface: the plugin, an app
  * factory, the server options it needs, the stages, their priorities and tracing channels, the
- * error table; the rest are types. HTTP exceptions, security helpers and session stores have subpaths of their
- * own (`fastify-kernel/exceptions`, `/security`, `/session`), loaded only by apps that use them.
+ * error table; the rest are types. HTTP exceptions, security helpers, session stores and the
+ * OpenTelemetry span processor have subpaths of their own (`fastify-kernel/exceptions`,
+ * `/security`, `/session`, `/opentelemetry`), loaded only by apps that use them.
  */
 import './plugins/fastify-augmentation.js'
 import { kernel } from './plugins/kernel.js'
