@@ -12,11 +12,14 @@ import { currentSpans } from './spans.js'
 import type { SpanList } from './spans.js'
 
 /**
- * Instrumentations of libraries whose own diagnostics channels the profiler records already
- * (fetch/undici, node:http clients, ioredis, node-redis, mysql2): their spans would be counted
- * twice. The HTTP instrumentation's server span of a request still attributes its children.
+ * Tracers whose spans the profile has already: instrumentations of libraries whose own
+ * diagnostics channels the profiler records (fetch/undici, node:http clients, ioredis,
+ * node-redis, mysql2), and `fastify-kernel`, the tracer a subscriber to the kernel's stage
+ * channels names (the stages are on the timeline). The HTTP instrumentation's server span of a
+ * request still attributes its children.
  */
 export const RECORDED_BY_CHANNELS: readonly string[] = [
+  'fastify-kernel',
   '@opentelemetry/instrumentation-http',
   '@opentelemetry/instrumentation-undici',
   '@opentelemetry/instrumentation-ioredis',

@@ -8,6 +8,10 @@ import t from 'tap'
 import { createRequire } from 'node:module'
 import { createServer, request as httpRequest } from 'node:http'
 import { once } from 'node:events'
+import { tracingChannel } from 'node:diagnostics_channel'
+import type { TracingChannelSubscribers } from 'node:diagnostics_channel'
+import { SpanStatusCode, trace } from '@opentelemetry/api'
+import type { Span as OtelSpan } from '@opentelemetry/api'
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { registerInstrumentations } from '@opentelemetry/instrumentation'
@@ -16,6 +20,8 @@ import { HttpInstrumentation } from '@opentelemetry/instrumentation-http'
 import type { FastifyInstance } from 'fastify'
 import type pg from 'pg'
 import { buildApp } from '../helpers.js'
+import { StageChannel } from '../../index.js'
+import type { StageMessage } from '../../index.js'
 import { host, profiled } from './helpers.js'
 import { TestPostgres } from '../postgres/server.js'
 import { KernelSpanProcessor } from '../../src/profiler/opentelemetry.js'
@@ -54,6 +60,38 @@ function spansCollector (app: FastifyInstance): void {
 }
 
 const statementsOf = (spans: Span[]): string[] => spans.filter((span) => span.kind === 'db').map((span) => span.name)
+
+/** GET over a real socket (the HTTP instrumentation starts the request's server span, as in the app); resolves to the X-Debug-Token. */
+async function get (port: number, path: string): Promise<string> {
+  return await new Promise((resolve, reject) => {
+    httpRequest({ port, path, headers: { host } }, (res) => {
+      res.resume()
+      res.on('end', () => { resolve(String(res.headers['x-debug-token'])) })
+    }).on('error', reject).end()
+  })
+}
+
+/** The stage subscriber of docs/profiler.md ("OpenTelemetry"), as written there. */
+function subscribeStages (): () => void {
+  const tracer = trace.getTracer('fastify-kernel')
+  const spans = new WeakMap<StageMessage, OtelSpan>()
+  const finish = (message: StageMessage): void => {
+    const span = spans.get(message)
+    if (span === undefined || message.outcome === undefined) return // still running: asyncEnd follows
+    span.setAttribute('kernel.outcome', message.outcome)
+    if (message.outcome === 'threw') span.setStatus({ code: SpanStatusCode.ERROR, message: String(message.error) })
+    span.end()
+  }
+  const subscriber: TracingChannelSubscribers<StageMessage> = {
+    start (message) { spans.set(message, tracer.startSpan(message.stage)) },
+    end: finish,
+    asyncStart () {},
+    asyncEnd: finish,
+    error (message) { spans.get(message)?.recordException(message.error as Error) }
+  }
+  for (const name of Object.values(StageChannel)) tracingChannel<unknown, StageMessage>(name).subscribe(subscriber)
+  return () => { for (const name of Object.values(StageChannel)) tracingChannel<unknown, StageMessage>(name).unsubscribe(subscriber) }
+}
 
 t.test('a request\'s statements are db spans in its profile; other spans are otel spans', async (t) => {
   const app = await buildApp({ debug: true }, {}, (app) => {
@@ -129,14 +167,8 @@ t.test('20 concurrent requests through a pool of 2 connections each get exactly 
   const { port } = app.server.address() as { port: number }
 
   // real sockets: the HTTP instrumentation starts each request's server span, as in the app
-  const get = async (path: string): Promise<string> => await new Promise((resolve, reject) => {
-    httpRequest({ port, path, headers: { host } }, (res) => {
-      res.resume()
-      res.on('end', () => { resolve(String(res.headers['x-debug-token'])) })
-    }).on('error', reject).end()
-  })
   const ids = Array.from({ length: 20 }, (_value, index) => index + 1)
-  const tokens = await Promise.all(ids.map(async (n) => await get(`/report/${n}`)))
+  const tokens = await Promise.all(ids.map(async (n) => await get(port, `/report/${n}`)))
   await app.kernelProfiler!.settled()
   for (const [index, token] of tokens.entries()) {
     const n = ids[index]
@@ -162,4 +194,34 @@ t.test('spans of instrumentations whose library the profiler records by its own 
   const { profile } = await profiled(app, { url: '/outgoing' })
   t.same(profile.collected.spans!.spans.filter((span) => span.kind === 'otel'), [])
   t.ok(exported.getFinishedSpans().some((span) => span.instrumentationScope.name === '@opentelemetry/instrumentation-http' && span.kind === 2), 'the exporter still got the HTTP client span')
+})
+
+t.test('the other way: OpenTelemetry sees the kernel\'s stages as spans of the request\'s trace (the docs\' subscriber)', async (t) => {
+  const app = await buildApp({ debug: true }, {}, (app) => {
+    spansCollector(app)
+    app.get('/traced', async () => 'traced')
+  })
+  t.teardown(() => app.close())
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as { port: number }
+  t.teardown(subscribeStages())
+  exported.reset()
+
+  const token = await get(port, '/traced')
+  await get(port, '/missing')
+  await app.kernelProfiler!.settled()
+  const finished = exported.getFinishedSpans()
+  const servers = finished.filter((span) => span.kind === 1)
+  t.equal(servers.length, 2, 'one server span a request')
+  const [traced, missing] = servers.map((server) => finished
+    .filter((span) => span.parentSpanContext?.spanId === server.spanContext().spanId && span.instrumentationScope.name === 'fastify-kernel')
+    .sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1]))
+  t.same(traced.map((span) => span.name), ['kernel.request', 'kernel.controller', 'kernel.controller_arguments', 'kernel.response', 'kernel.finish_request', 'kernel.terminate'], 'every stage, in order, under the request\'s server span')
+  t.same(traced.map((span) => span.attributes['kernel.outcome']), ['completed', 'completed', 'completed', 'completed', 'completed', 'completed'])
+  const [request, exception] = missing
+  t.match(request, { name: 'kernel.request', attributes: { 'kernel.outcome': 'threw' }, status: { code: SpanStatusCode.ERROR, message: /No route found for "GET http:\/\/example.test\/missing"/ } })
+  t.match(exception, { name: 'kernel.exception', attributes: { 'kernel.outcome': 'responded' } })
+  // the kernel's own stages are on the profile's timeline already: not twice
+  const profile = await app.kernelProfiler!.storage.load(token)
+  t.same(profile!.collected.spans!.spans.filter((span) => span.name.startsWith('kernel.')), [])
 })
