@@ -13,7 +13,7 @@ import type { TracingChannelSubscribers } from 'node:diagnostics_channel'
 import { SpanStatusCode, trace } from '@opentelemetry/api'
 import type { Span as OtelSpan } from '@opentelemetry/api'
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
-import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { registerInstrumentations } from '@opentelemetry/instrumentation'
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg'
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http'
@@ -24,7 +24,7 @@ import { StageChannel } from '../../index.js'
 import type { StageMessage } from '../../index.js'
 import { host, profiled } from './helpers.js'
 import { TestPostgres } from '../postgres/server.js'
-import { KernelSpanProcessor } from '../../src/profiler/opentelemetry.js'
+import { KernelSpanProcessor, RECORDED_BY_CHANNELS } from '../../src/profiler/opentelemetry.js'
 import type { Span } from '../../src/profiler/spans.js'
 import { recordingOf } from '../../src/profiler/recording.js'
 
@@ -224,4 +224,23 @@ t.test('the other way: OpenTelemetry sees the kernel\'s stages as spans of the r
   // the kernel's own stages are on the profile's timeline already: not twice
   const profile = await app.kernelProfiler!.storage.load(token)
   t.same(profile!.collected.spans!.spans.filter((span) => span.name.startsWith('kernel.')), [])
+})
+
+t.test('skip: which tracers are left out is the app\'s choice', async (t) => {
+  // two more providers of the app's: one keeping every span, one leaving out a tracer of its own
+  const everything = new BasicTracerProvider({ spanProcessors: [new KernelSpanProcessor({ skip: [] })] })
+  const mine = new BasicTracerProvider({ spanProcessors: [new KernelSpanProcessor({ skip: [...RECORDED_BY_CHANNELS, 'my-tracer'] })] })
+  const app = await buildApp({ debug: true }, {}, (app) => {
+    spansCollector(app)
+    app.get('/tracers', async () => {
+      everything.getTracer('@opentelemetry/instrumentation-mysql2').startSpan('kept by skip: []').end()
+      mine.getTracer('my-tracer').startSpan('left out').end()
+      mine.getTracer('@opentelemetry/instrumentation-undici').startSpan('left out too').end()
+      mine.getTracer('graphql').startSpan('kept').end()
+      return 'ok'
+    })
+  })
+  t.teardown(() => app.close())
+  const { profile } = await profiled(app, { url: '/tracers' })
+  t.same(profile.collected.spans!.spans.map((span) => `${span.kind} ${span.name}`), ['otel kept by skip: []', 'otel kept'])
 })
