@@ -93,15 +93,19 @@ function subscribeStages (): () => void {
   return () => { for (const name of Object.values(StageChannel)) tracingChannel<unknown, StageMessage>(name).unsubscribe(subscriber) }
 }
 
-t.test('a request\'s statements are db spans in its profile; other spans are otel spans', async (t) => {
+t.test('a request\'s statements are in its Database panel, masked as mysql2\'s; other spans are otel spans', async (t) => {
+  const setup = new Client({ connectionString: server.url })
+  await setup.connect()
+  await setup.query('CREATE TABLE users (id int, api_key text)')
+  await setup.query("INSERT INTO users VALUES (7, 'sk-live-123')")
+  await setup.end()
   const app = await buildApp({ debug: true }, {}, (app) => {
     spansCollector(app)
-    app.get('/orders/:id', async (request) => {
+    app.get('/users/me', async () => {
       const client = new Client({ connectionString: server.url })
       await client.connect()
       try {
-        const { id } = request.params as { id: string }
-        const { rows } = await client.query('SELECT $1::int AS id, $2::text AS api_key', [Number(id), 'sk-live-123'])
+        const { rows } = await client.query('SELECT id FROM users WHERE api_key = $1 AND id > $2', ['sk-live-123', 0])
         await client.query('SELECT * FROM missing_table').catch(() => undefined)
         return rows[0]
       } finally {
@@ -111,18 +115,23 @@ t.test('a request\'s statements are db spans in its profile; other spans are ote
   })
   t.teardown(() => app.close())
 
-  const { res, profile } = await profiled(app, { url: '/orders/7' })
-  t.same(res.json(), { id: 7, api_key: 'sk-live-123' })
-  const spans = profile.collected.spans!.spans
-  const [select, missing] = spans.filter((span) => span.kind === 'db')
+  const { res, profile } = await profiled(app, { url: '/users/me' })
+  t.same(res.json(), { id: 7 })
+  const [select, missing] = profile.collected.db!.statements
   t.match(select, {
-    kind: 'db',
-    name: 'SELECT $1::int AS id, $2::text AS api_key',
-    data: { system: 'postgresql', statement: 'SELECT $1::int AS id, $2::text AS api_key', driver: 'pg', database: 'postgres', params: ['7', 'sk-live-123'] }
+    statement: 'SELECT id FROM users WHERE api_key = $1 AND id > $2',
+    system: 'postgresql',
+    driver: 'pg',
+    database: 'postgres',
+    // the value bound to api_key is masked by the redaction policy, the other shown
+    params: ['******', '0']
   })
   t.equal(select.error, undefined)
   t.ok(typeof select.duration === 'number' && select.duration >= 0 && select.start >= 0, 'timed from the request\'s start')
-  t.match(missing, { kind: 'db', name: 'SELECT * FROM missing_table', error: 'relation "missing_table" does not exist' })
+  t.match(missing, { statement: 'SELECT * FROM missing_table', error: 'relation "missing_table" does not exist' })
+  t.notOk(JSON.stringify(profile).includes('sk-live-123'), 'the secret is nowhere in the profile')
+  const spans = profile.collected.spans!.spans
+  t.same(spans.filter((span) => span.kind === 'db').map((span) => span.name), ['SELECT id FROM users WHERE api_key = $1 AND id > $2', 'SELECT * FROM missing_table'])
   // the connection is an OpenTelemetry span of its own, not a statement
   const connect = spans.find((span) => span.kind === 'otel' && span.name === 'pg.connect')
   t.ok(connect, 'pg.connect is an otel span')
