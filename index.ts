@@ -1,8 +1,9 @@
 /**
  * fastify-kernel: the Symfony request kernel for Fastify. A small surface: the plugin, an app
- * factory, the server options it needs, the stages and their priorities, the error table; the
- * rest are types. HTTP exceptions, security helpers and session stores have subpaths of their
- * own (`fastify-kernel/exceptions`, `/security`, `/session`), loaded only by apps that use them.
+ * factory, the server options it needs, the stages, their priorities and tracing channels, the
+ * error table; the rest are types. HTTP exceptions, security helpers, session stores and the
+ * OpenTelemetry span processor have subpaths of their own (`fastify-kernel/exceptions`,
+ * `/security`, `/session`, `/opentelemetry`), loaded only by apps that use them.
  */
 import './plugins/fastify-augmentation.js'
 import { kernel } from './plugins/kernel.js'
@@ -12,6 +13,8 @@ export { kernel }
 export { createKernelApp } from './plugins/create-app.js'
 export { kernelServerOptions } from './plugins/server-options.js'
 export { Stage, Priority } from './src/kernel/stages.js'
+// each stage's diagnostics_channel tracing channel, for OpenTelemetry, Sentry, Datadog (docs/profiler.md)
+export { StageChannel } from './src/kernel/channels.js'
 export { errorCodes } from './src/errors/codes.js'
 
 export type { ErrorCode } from './src/errors/codes.js'
@@ -23,6 +26,7 @@ export type { KernelContext, KernelState, RequestAttributes } from './src/kernel
 export type { RequestUri } from './src/routing/request-uri.js'
 export type { KernelResponse } from './src/http/response.js'
 export type { StageName } from './src/kernel/stages.js'
+export type { StageMessage, StageOutcome } from './src/kernel/channels.js'
 export type { StageListener, ListenerOptions, ListenerDescription, Subscription } from './src/kernel/dispatcher.js'
 export type { TraceEntry } from './src/kernel/trace.js'
 export type {

@@ -4,6 +4,7 @@ import { STAGE_NAMES } from './stages.js'
 import { now } from './trace.js'
 import type { TraceEntry } from './trace.js'
 import { errorCodes } from '../errors/codes.js'
+import { observedChannel, traceStage } from './channels.js'
 
 export type StageListener<S extends StageName> = (event: StageEventMap[S]) => void | Promise<void>
 
@@ -112,12 +113,22 @@ export class StageDispatcher {
   /** @param tracing record each stage and listener with its timing in the request's trace */
   constructor (readonly tracing = true) {}
 
-  /** True when dispatching this stage would do nothing at all: the hooks skip it outright. */
+  /**
+   * True when dispatching this stage would do nothing at all: the hooks skip it outright. A
+   * stage whose tracing channel has a subscriber is never idle (`StageChannel`).
+   */
   isIdle (stage: StageName): boolean {
-    return !this.tracing && (this.listeners.get(stage)?.length ?? 0) === 0
+    return !this.tracing && (this.listeners.get(stage)?.length ?? 0) === 0 && observedChannel(stage) === undefined
   }
 
   dispatch<S extends StageName> (event: StageEventMap[S]): void | Promise<void> {
+    // published only while something subscribes to the stage's tracing channel
+    const channel = observedChannel(event.stage)
+    if (channel !== undefined) return traceStage(channel, event, () => this.run(event))
+    return this.run(event)
+  }
+
+  private run (event: StageEventMap[StageName]): void | Promise<void> {
     const list = this.listeners.get(event.stage) as RegisteredListener[]
     if (!this.tracing) return runPlain(list, 0, event)
     const stageEntry: TraceEntry = { stage: event.stage, start: now() - event.context.startedAt, duration: 0 }

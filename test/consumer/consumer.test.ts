@@ -51,6 +51,10 @@ run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--no-save
 t.test('the package: a plugin with fastify as a peer, no service, a licence, links that resolve', async (t) => {
   const manifest = JSON.parse(readFileSync(join(app, 'node_modules/fastify-kernel/package.json'), 'utf8'))
   t.equal(manifest.peerDependencies?.fastify, '^5.5.0')
+  // OpenTelemetry is an optional peer, for the `fastify-kernel/opentelemetry` subpath only: this app (which
+  // runs every test below) has none of it
+  for (const name of ['@opentelemetry/api', '@opentelemetry/sdk-trace-base']) t.same(manifest.peerDependenciesMeta?.[name], { optional: true }, `${name} is optional`)
+  t.notOk(existsSync(join(app, 'node_modules/@opentelemetry')), 'no OpenTelemetry package is installed')
   t.notOk(manifest.dependencies?.fastify, 'fastify is not a dependency: one copy, the app\'s')
   for (const serviceOnly of ['pino-pretty', 'env-schema', 'dotenv', 'close-with-grace']) t.notOk(manifest.dependencies?.[serviceOnly], `${serviceOnly} belongs to the service`)
   t.equal(manifest.bin?.['fastify-kernel'], './dist/cli/bin.js')

@@ -16,13 +16,13 @@ function exportsOf (file: string): string[] {
 
 t.test('the package entry exports a small runtime surface; the rest are types', async (t) => {
   const names = exportsOf('dist/index.js')
-  t.same(names, ['Priority', 'Stage', 'createKernelApp', 'default', 'errorCodes', 'kernel', 'kernelServerOptions'])
+  t.same(names, ['Priority', 'Stage', 'StageChannel', 'createKernelApp', 'default', 'errorCodes', 'kernel', 'kernelServerOptions'])
   t.ok(names.length <= 20, `${names.length} runtime exports (at most 20)`)
 })
 
-t.test('subpaths: HTTP and security exceptions, security helpers, session stores', async (t) => {
+t.test('subpaths: HTTP and security exceptions, security helpers, session stores, the OpenTelemetry span processor', async (t) => {
   const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, { types: string, import: string } | string> }
-  t.same(Object.keys(manifest.exports), ['.', './exceptions', './security', './session', './package.json'])
+  t.same(Object.keys(manifest.exports), ['.', './exceptions', './security', './session', './opentelemetry', './package.json'])
   for (const [path, target] of Object.entries(manifest.exports)) {
     if (typeof target === 'string') continue
     t.ok(existsSync(join(root, target.import)), `${path}: ${target.import} is built`)
@@ -38,6 +38,7 @@ t.test('subpaths: HTTP and security exceptions, security helpers, session stores
     'DEFAULT_SCRYPT_PARAMS', 'IS_AUTHENTICATED', 'InMemoryUserProvider', 'PUBLIC_ACCESS', 'RoleHierarchy', 'hashPassword', 'hashToken', 'parsePasswordHash', 'verifyPassword'
   ])
   t.same(exportsOf((manifest.exports['./session'] as { import: string }).import), ['GuardedSessionStore', 'MIN_SECRET_LENGTH', 'MemorySessionStore'])
+  t.same(exportsOf((manifest.exports['./opentelemetry'] as { import: string }).import), ['KernelSpanProcessor', 'RECORDED_BY_CHANNELS'])
 })
 
 /** The packages a process has loaded after registering the kernel with `options`. */

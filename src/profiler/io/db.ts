@@ -129,10 +129,22 @@ function maskedStatement (statement: string, analysis: SqlAnalysis, redactor: Re
   return out
 }
 
+/**
+ * A statement recorded as the span contract's plain data (`{ system, statement, params, … }`,
+ * raw: an OpenTelemetry span's, `fastify-kernel/opentelemetry`), read as a channel's call.
+ */
+function plainCall (data: Record<string, unknown>): SqlCall | undefined {
+  if (typeof data.statement !== 'string') return undefined
+  const context: SqlTraceContext = { query: data.statement, values: data.params }
+  if (typeof data.database === 'string') context.database = data.database
+  if (typeof data.rows === 'number') context.rows = data.rows
+  return new SqlCall(context, String(data.system ?? 'sql'), String(data.driver ?? 'unknown'), undefined)
+}
+
 /** Raw call → the span's data: statement and parameters masked by the redaction policy, cut. */
 export function formatDbSpan (span: Span, redactor: Redactor): void {
-  const call = span.data as unknown
-  if (!(call instanceof SqlCall)) return
+  const call = span.data instanceof SqlCall ? span.data : plainCall(span.data)
+  if (call === undefined) return
   const { context } = call
   const analysis = analyzeSql(context.query, call.system)
   const statement = maskedStatement(context.query, analysis, redactor)
