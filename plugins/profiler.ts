@@ -26,11 +26,11 @@ import { Panels } from '../src/profiler/pages/panels.js'
 import { CollectorTemplates } from '../src/profiler/pages/blocks.js'
 import { requestCollector } from '../src/profiler/collectors/request.js'
 import { exceptionCollector } from '../src/profiler/collectors/exception.js'
-import { performanceCollector } from '../src/profiler/collectors/performance.js'
 import { logsCollector } from '../src/profiler/collectors/logs.js'
 import { routingCollector } from '../src/profiler/collectors/routing.js'
 import { eventsCollector } from '../src/profiler/collectors/events.js'
 import { registerIoPanels } from './profiler-io.js'
+import { registerAppPanels } from './profiler-panels.js'
 import type { Clock } from '../src/clock.js'
 import type { PageModel } from '../src/profiler/pages/pages.js'
 import { lastQueryValue, neighboursOf, noProfilesPage, parseFilter, profilePage, searchPage, tokenNotFoundPage } from '../src/profiler/pages/pages.js'
@@ -93,12 +93,13 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   kernel
     .addCollector(requestCollector)
     .addCollector(exceptionCollector(kernel.sources))
-    .addCollector(performanceCollector)
     .addCollector(logsCollector)
     .addCollector(routingCollector(() => kernel.routes.routes))
     .addCollector(eventsCollector(options.trace))
   // HTTP Client, Database, Cache: what the request called outside the process
   registerIoPanels(app, kernel, profilerOptions)
+  // the timeline, templates, dumps and configuration
+  registerAppPanels(app, kernel, profiler, options)
 
   const { render, handlebars } = await createTemplateRenderer(app, PARTIALS)
   const panels = new Panels(() => kernel.collectors, new CollectorTemplates(handlebars, { preventIndent: true, knownHelpers: KNOWN_HELPERS }).render)
