@@ -31,23 +31,24 @@ const TREE_LINE = /^((?:[│ ] )*)[├└]─[┬─] (.*)$/
 
 /**
  * `app.printPlugins()` without avvio's own steps (`bound _after`: the callbacks between plugins,
- * one per `register`, which say nothing about the app), the tree drawn again for what is left.
+ * one per `register`, which say nothing about the app; a plugin registered inside one moves up
+ * to its place), the tree drawn again for what is left.
  */
 export function pluginTree (printed: string): string {
   const nodes: Array<{ depth: number, label: string }> = []
-  let skipBelow = Infinity
+  // depths of the avvio steps left out that are ancestors of the current line
+  const skipped: number[] = []
   for (const line of printed.split('\n')) {
     if (line.trim() === '') continue
     const match = TREE_LINE.exec(line)
     const depth = match === null ? 0 : match[1].length / 2 + 1
     const label = match === null ? line : match[2]
-    if (depth > skipBelow) continue
-    skipBelow = Infinity
+    while (skipped.length > 0 && skipped[skipped.length - 1] >= depth) skipped.pop()
     if (/^bound _after\b/.test(label)) {
-      skipBelow = depth
+      skipped.push(depth)
       continue
     }
-    nodes.push({ depth, label })
+    nodes.push({ depth: depth - skipped.length, label })
   }
   const lines: string[] = []
   // whether the ancestor at each depth still has siblings below: its rail continues
