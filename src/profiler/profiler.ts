@@ -12,6 +12,7 @@ import { truncate, Redactor } from '../http/redact.js'
 import type { ResolvedProfilerOptions } from './options.js'
 import type { ProfileStorage } from './storage/storage.js'
 import type { Profile } from './profile.js'
+import type { Panels } from './pages/panels.js'
 import { ClientAllowList } from './access.js'
 import { proxyHeaderOf, trustsProxy } from './proxy-headers.js'
 import { LogCapture } from './log-capture.js'
@@ -89,6 +90,8 @@ export class Profiler {
   private proxyWarned = false
   /** what else starts with each profiled request's recording (its stopwatch, the render observer) */
   readonly recordingStarted: Array<(event: RequestEvent, recording: Recording) => void> = []
+  /** the panels of the kernel's collectors (each profile's menu, badges and toolbar items) */
+  panels: Panels | undefined
 
   constructor (
     readonly options: ResolvedProfilerOptions,
