@@ -30,7 +30,8 @@ export interface Timeline {
 }
 
 const MAX_NAME = 200
-const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi
+// to the next space: the query (where secrets are) may hold anything a raw name carries
+const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/\S+/gi
 const USER_INFO = /^([a-z][a-z0-9+.-]*:\/\/)[^/?#@]*@/i
 
 /**

@@ -30,7 +30,7 @@ declare module '../../kernel/collector.js' {
 }
 
 const TOOLBAR_DUMPS = 10
-const PREVIEW = 160
+const PREVIEW = 80
 
 /**
  * The dump panel (Symfony's "Dump"): each `dump(value, label?)` of the request, its text and
