@@ -5,40 +5,30 @@
  * folder is only read); a memory storage holds what its own process stored, so the console,
  * another process, finds nothing there. Exit 0; 1 when there is no such profile.
  */
-import { parseArgs } from 'node:util'
 import type { CommandIo } from './io.js'
 import { CommandError, paint, table } from './io.js'
-import { openAppConsole, TOKEN_PATTERN } from '../plugins/console.js'
+import { TOKEN_PATTERN } from '../plugins/console.js'
 import type { ProfileReport } from '../plugins/console.js'
+import { commandArgs, withAppConsole } from './command.js'
 
 export const PROFILE_USAGE = 'fastify-kernel profile <app> <token|latest> [--json]'
 
 const MEMORY_NOTE = 'The app keeps its profiles in memory (profiler storage "memory"): only the process that served a request has its profile, and this one served none. To read a server\'s profiles from the console, give the profiler the file storage (profiler.storage: "file") or the Redis storage.'
 
 export async function profileCommand (args: string[], io: CommandIo): Promise<number> {
-  let parsed
-  try {
-    parsed = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' } } })
-  } catch (error) {
-    throw new CommandError(`${(error as Error).message}\nusage: ${PROFILE_USAGE}`)
-  }
+  const parsed = commandArgs({ args, options: { json: { type: 'boolean' } } }, PROFILE_USAGE)
   const [path, ref, extra] = parsed.positionals
   if (path === undefined || ref === undefined || extra !== undefined) throw new CommandError(`usage: ${PROFILE_USAGE}`)
   if (ref !== 'latest' && !TOKEN_PATTERN.test(ref)) throw new CommandError(`fastify-kernel: "${ref}" is not a profile token (six hexadecimal characters, as X-Debug-Token gives) nor "latest"\nusage: ${PROFILE_USAGE}`)
-  const app = await openAppConsole(path)
-  try {
+  return await withAppConsole(path, async (app) => {
     const report = await app.profile(ref)
     if (parsed.values.json === true) io.out(JSON.stringify(report, null, 2))
-    else if (report.profile !== null) for (const line of profileLines(report, io)) io.out(line)
-    if (report.profile === null) {
-      io.err(ref === 'latest' ? `fastify-kernel: no profile in the ${report.storage.kind} storage` : `fastify-kernel: no profile "${ref}" in the ${report.storage.kind} storage (unknown, expired or purged)`)
-      if (!report.storage.shared) io.err(MEMORY_NOTE)
-      return 1
-    }
-    return 0
-  } finally {
-    await app.close()
-  }
+    else for (const line of profileLines(report, io)) io.out(line)
+    if (report.profile !== null) return 0
+    io.err(ref === 'latest' ? `fastify-kernel: no profile in the ${report.storage.kind} storage` : `fastify-kernel: no profile "${ref}" in the ${report.storage.kind} storage (unknown, expired or purged)`)
+    if (!report.storage.shared) io.err(MEMORY_NOTE)
+    return 1
+  })
 }
 
 function profileLines ({ profile, storage }: ProfileReport, io: CommandIo): string[] {

@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify'
 import { loadServiceEnv } from '../src/env.js'
 import { buildService } from '../src/build-service.js'
 import { TestRedis } from '../../test/redis/server.js'
+import { TestMariaDb } from '../../test/mariadb/server.js'
 
 async function service (t: Test, env: Record<string, string>): Promise<FastifyInstance> {
   const app = await buildService(loadServiceEnv({ APP_ENV: 'test', APP_DEBUG: 'true', PROFILER_STORAGE: 'memory', ...env }, false), { logger: false })
@@ -44,6 +45,11 @@ t.test('without Redis and a database: the quote fetched, the template, the dump 
   const rows = profile.collected.time!.timeline!.rows
   t.equal(rows.filter((r) => r.kind === 'app' && r.name === 'gather' && r.category === 'demo').length, 3, 'three stopwatch periods: quote, Redis, database')
   t.ok(rows.some((r) => r.kind === 'template' && r.name === 'demo.hbs'))
+  const [call] = profile.collected.http_client!.calls
+  t.match(call, { method: 'GET', status: 200 }, 'the fetch, in the HTTP Client panel')
+  t.match(call.url, /^http:\/\/127\.0\.0\.1:\d+\/quotes\/today$/)
+  t.ok(rows.some((r) => r.kind === 'http_client'), 'and on the timeline')
+  t.equal(profile.collected.db!.statements.length, 0, 'no database: no statement')
 })
 
 t.test('with Redis: the page counts its visits there', async (t) => {
@@ -55,6 +61,24 @@ t.test('with Redis: the page counts its visits there', async (t) => {
     t.match(res.body, `this page was visited ${expected} times`)
   }
   t.equal(await redis.client(t).get('fastify-kernel:demo:visits'), '2')
+  const res = await app.inject({ url: '/demo', headers: { host: 'localhost' } })
+  const profile = await app.kernelProfiler!.profileOf(res)
+  const commands = profile.collected.cache!.commands.filter((c) => c.kernel !== true).map((c) => `${c.command} ${c.keys.join(' ')}`)
+  t.same(commands, ['INCR fastify-kernel:demo:visits', 'GET fastify-kernel:demo:visits'], 'its commands, in the Cache panel')
+})
+
+t.test('with MariaDB: the page asks it, its statements in the Database panel', async (t) => {
+  const mariadb = await TestMariaDb.start(t)
+  const app = await service(t, { DATABASE_URL: `mysql://${mariadb.user}@127.0.0.1:${mariadb.port}/${mariadb.database}` })
+  const res = await app.inject({ url: '/demo', headers: { host: 'localhost' } })
+  t.equal(res.statusCode, 200)
+  t.match(res.body, /<dd>\d+\.\d+\.\d+-MariaDB[^,]*, 0 tables in the current schema<\/dd>/)
+  const profile = await app.kernelProfiler!.profileOf(res)
+  t.same(profile.collected.db!.statements.map((s) => s.statement), [
+    'SELECT VERSION() AS version, DATABASE() AS name',
+    'SELECT COUNT(*) AS tables FROM information_schema.tables WHERE table_schema = ?'
+  ])
+  t.same(profile.collected.db!.statements[1].params, ['test'])
 })
 
 t.test('a database that is down: the service starts, the page says so and still answers', async (t) => {

@@ -21,6 +21,8 @@ export interface TimelineRow {
   outcome?: string
   /** a span's failure */
   error?: string
+  /** the kernel's own call (its session store, login throttling, profile storage): what for */
+  kernel?: string
 }
 
 export interface Timeline {
@@ -32,7 +34,6 @@ export interface Timeline {
 const MAX_NAME = 200
 // to the next space: the query (where secrets are) may hold anything a raw name carries
 const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/\S+/gi
-const USER_INFO = /^([a-z][a-z0-9+.-]*:\/\/)[^/?#@]*@/i
 
 /**
  * A span's name as the timeline shows it: cut, and any URL in it masked (user-info, secret
@@ -40,7 +41,7 @@ const USER_INFO = /^([a-z][a-z0-9+.-]*:\/\/)[^/?#@]*@/i
  * (recording must be cheap); what is stored goes through this.
  */
 export function spanLabel (name: string, redactor: Redactor): string {
-  const masked = name.replace(URL_IN_TEXT, (url) => redactor.url(url.replace(USER_INFO, '$1******@')))
+  const masked = name.replace(URL_IN_TEXT, (url) => redactor.url(url))
   return truncate(masked, MAX_NAME)
 }
 
@@ -63,6 +64,7 @@ export function buildTimeline (trace: readonly TraceEntry[], controller: { start
     const row: TimelineRow = { kind: span.kind, name: spanLabel(span.name, redactor), start: roundMs(span.start), duration: span.duration === null ? null : roundMs(span.duration) }
     if (typeof span.data.category === 'string') row.category = truncate(span.data.category, MAX_NAME)
     if (span.error !== undefined) row.error = truncate(span.error, 1000)
+    if (span.data.kernel === true) row.kernel = typeof span.data.purpose === 'string' ? span.data.purpose : 'kernel'
     rows.push(row)
   }
   const rank = (row: TimelineRow): number => row.kind === 'stage' ? 0 : row.kind === 'listener' ? 1 : row.kind === 'controller' ? 2 : 3

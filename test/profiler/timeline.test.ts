@@ -65,6 +65,7 @@ t.test('stages, listeners, the controller and spans in one waterfall, in order o
       startSpan('db', 'SELECT * FROM orders WHERE id = ?', { system: 'mysql' }).end({ rows: 1 })
       startSpan('cache', 'GET cart:7', { command: 'GET' }).fail(new Error('connection reset'))
       startSpan('otel', 'mongodb.find', {}).end()
+      startSpan('app', 'session read', { category: 'io', kernel: true, purpose: 'session' }).end()
       startSpan('made_up', '<img src=x onerror=alert(1)>').end()
       return 'ok'
     })
@@ -76,7 +77,8 @@ t.test('stages, listeners, the controller and spans in one waterfall, in order o
   t.ok(rows.some((r) => r.kind === 'listener' && r.name === 'router' && r.priority === 32), 'listeners with their priority')
   const controller = rows.find((r) => r.kind === 'controller')!
   const spans = spanRows(rows)
-  t.same(spans.map((r) => r.kind), ['http_client', 'db', 'cache', 'otel', 'made_up'])
+  t.same(spans.map((r) => r.kind), ['http_client', 'db', 'cache', 'otel', 'app', 'made_up'])
+  t.equal(spans[4].kernel, 'session', 'the kernel\'s own call, with its purpose')
   t.ok(spans.every((r) => r.start >= controller.start && r.start <= controller.start + controller.duration!), 'the controller\'s spans fall within it')
   t.same(rows.map((r) => r.start), rows.map((r) => r.start).sort((a, b) => a - b), 'ordered by start')
   t.equal(spans[0].name, 'GET https://******@api.example/orders?api_key=******&page=2', 'user-info and secret query values masked')
@@ -90,6 +92,7 @@ t.test('stages, listeners, the controller and spans in one waterfall, in order o
   t.match(body, '<div class="bar k-other', 'a kind the timeline does not know is shown, uncoloured')
   t.match(body, /<div class="bar k-cache[^"]* failed"/, 'a failed span is marked')
   t.match(body, /id="timeline-legend">.*HTTP client <b>1<\/b>.*Database <b>1<\/b>/s)
+  t.match(body, /session read <span class="kind">\(the kernel's: session\)<\/span>/)
 })
 
 t.test('spans over maxSpans are counted: "+N more"', async (t) => {
