@@ -26,6 +26,7 @@ COPY --from=build /app/dist dist
 COPY --from=build /app/templates templates
 COPY --from=build /app/service/package.json service/
 COPY --from=build /app/service/dist service/dist
+COPY --from=build /app/service/templates service/templates
 # var/ holds the profiler's file storage when debug is forced on
 RUN mkdir -p var && chown node:node var
 USER node

@@ -16,6 +16,8 @@ export { Stage, Priority } from './src/kernel/stages.js'
 // each stage's diagnostics_channel tracing channel, for OpenTelemetry, Sentry, Datadog (docs/profiler.md)
 export { StageChannel } from './src/kernel/channels.js'
 export { errorCodes } from './src/errors/codes.js'
+// Symfony's dump(): shown in the profiler's dump panel; a no-op outside a profiled request
+export { dump } from './src/profiler/dump.js'
 
 export type { ErrorCode } from './src/errors/codes.js'
 export type { KernelOptions } from './src/config/options.js'
@@ -47,6 +49,14 @@ export type { ProfilerOptions } from './src/profiler/options.js'
 export type { Profile, ProfileSummary } from './src/profiler/profile.js'
 export type { ProfileStorage, ProfileFilter } from './src/profiler/storage/storage.js'
 export type { LogRecord } from './src/profiler/collectors/logs.js'
+export type { ProfiledResponse } from './src/profiler/profiler.js'
+export type { Stopwatch, StopwatchEvent, StopwatchPeriod } from './src/kernel/stopwatch.js'
+export type { Span } from './src/profiler/spans.js'
+export type { TimeData } from './src/profiler/collectors/time.js'
+export type { Timeline, TimelineRow } from './src/profiler/timeline.js'
+export type { TemplatesData, TemplateRender } from './src/profiler/collectors/templates.js'
+export type { DumpData, DumpEntry } from './src/profiler/collectors/dump.js'
+export type { ConfigData, ConfiguredFeature } from './src/profiler/collectors/config.js'
 // request-stage services' options (docs/security.md); their helpers are in the subpaths
 export type { SessionOptions } from './src/session/options.js'
 export type { LocaleOptions } from './src/locale/options.js'

@@ -8,6 +8,7 @@ import { CommandError } from './io.js'
 import { MATCH_USAGE, matchCommand } from './match.js'
 import { ROUTES_USAGE, routesCommand } from './routes.js'
 import { LISTENERS_USAGE, listenersCommand } from './listeners.js'
+import { PROFILE_USAGE, profileCommand } from './profile.js'
 
 type Command = (args: string[], io: CommandIo) => Promise<number>
 
@@ -15,6 +16,7 @@ const COMMANDS: Record<string, { run: Command, usage: string }> = {
   routes: { run: routesCommand, usage: ROUTES_USAGE },
   match: { run: matchCommand, usage: MATCH_USAGE },
   listeners: { run: listenersCommand, usage: LISTENERS_USAGE },
+  profile: { run: profileCommand, usage: PROFILE_USAGE },
   'hash-password': { run: hashPasswordCommand, usage: HASH_PASSWORD_USAGE }
 }
 

@@ -1,8 +1,8 @@
 /**
- * The routing console's one way into an application (`fastify-kernel routes|match|listeners
+ * The console's one way into an application (`fastify-kernel routes|match|listeners|profile
  * <app>`): `openAppConsole()` loads the app module without listening on a port and answers
  * what the console asks — the route list, the kernel's answer to a request, the stage
- * listeners. The console (cli/) uses nothing else of the package.
+ * listeners, a stored profile. The console (cli/) uses nothing else of the package.
  *
  * The module is:
  * - a module exporting a `build()` factory that returns a Fastify instance (`export async
@@ -34,12 +34,25 @@ import { kKernelInternalRoute, routeMarks } from '../src/symbols.js'
 import { errorCodes } from '../src/errors/codes.js'
 import { kernelAnswer } from './console-answer.js'
 import type { KernelAnswer } from './console-answer.js'
+import type { Profiler } from '../src/profiler/profiler.js'
+import type { ProfileSummary } from '../src/profiler/profile.js'
+import { summarize } from '../src/profiler/profile.js'
+import { TOKEN_PATTERN } from '../src/profiler/token.js'
+import { setProfilesReadOnly } from '../src/profiler/storage/read-only.js'
 
 export type { KernelAnswer } from './console-answer.js'
 export type { ListedRoute, RouteFlags } from '../src/routing/route-list.js'
 export type { RouteTraceLine } from '../src/routing/trace.js'
 export { VERDICT_TEXT } from '../src/routing/trace.js'
 export type { ListenerDescription } from '../src/kernel/dispatcher.js'
+export { TOKEN_PATTERN } from '../src/profiler/token.js'
+
+/** A stored profile, as `fastify-kernel profile` prints it: its summary and each panel's figure. */
+export interface ProfileReport {
+  /** where the app keeps profiles; `shared`: readable from another process than the one that stored them (file, Redis) */
+  storage: { kind: string, shared: boolean }
+  profile: (ProfileSummary & { aborted: boolean, panels: Array<{ name: string, label: string, figure: string | null }> }) | null
+}
 
 const INIT_CHANNEL = 'fastify.initialization'
 
@@ -52,6 +65,7 @@ class RouteRecorder {
   readonly routes = new Map<FastifyInstance, RegisteredRoute[]>()
   /** a kernel decorated on a context the routes were registered in (an encapsulated registration) */
   kernel: FastifyKernel | undefined
+  profiler: Profiler | undefined
 
   readonly onInit = (message: unknown): void => { this.watch((message as { fastify: FastifyInstance }).fastify) }
 
@@ -61,6 +75,7 @@ class RouteRecorder {
     const recorder = this
     app.addHook('onRoute', function recordRoute (this: FastifyInstance, route: RouteOptions) {
       recorder.kernel ??= this.kernel
+      recorder.profiler ??= this.kernelProfiler
       const methods = (Array.isArray(route.method) ? route.method : [route.method]).map((m) => m.toUpperCase())
       const config = (route.config ?? {}) as Record<string | symbol, unknown>
       list.push({
@@ -118,7 +133,8 @@ export class AppConsole {
     private readonly app: FastifyInstance,
     private readonly kernel: FastifyKernel,
     /** every route, in registration order */
-    private readonly registered: readonly RegisteredRoute[]
+    private readonly registered: readonly RegisteredRoute[],
+    private readonly profiler: Profiler | undefined
   ) {}
 
   /** Every route as Symfony's `debug:router` lists them, with what the request services add. */
@@ -134,6 +150,27 @@ export class AppConsole {
   /** Every stage listener, with its priority and origin (Symfony's `debug:event-dispatcher`). */
   listeners (stage?: StageName): ListenerDescription[] {
     return this.kernel.listeners(stage)
+  }
+
+  /**
+   * A stored profile (`ref`: its token, or `latest`) from the app's profiler storage, opened
+   * for reading: a file storage is read as it is on disk (a running server keeps writing it),
+   * Redis is shared by every process; a memory storage holds only what this process stored,
+   * which is nothing.
+   */
+  async profile (ref: string): Promise<ProfileReport> {
+    const profiler = this.profiler
+    if (profiler === undefined) throw new errorCodes.KERNEL_CONSOLE_APP('the app has no profiler: debug is off, or its profiler option is false')
+    const storage = { kind: profiler.storage.kind, shared: profiler.storage.kind !== 'memory' }
+    let token: string | undefined = ref
+    if (ref === 'latest') token = (await profiler.storage.find({ limit: 1 }))[0]?.token
+    const profile = token === undefined || !TOKEN_PATTERN.test(token) ? undefined : await profiler.storage.load(token)
+    if (profile === undefined) return { storage, profile: null }
+    const panels = profiler.panels?.menu(profile, '') ?? []
+    return {
+      storage,
+      profile: { ...summarize(profile), aborted: profile.aborted, panels: panels.map((panel) => ({ name: panel.name, label: panel.label, figure: panel.badge?.text ?? null })) }
+    }
   }
 
   async close (): Promise<void> {
@@ -157,21 +194,25 @@ function requestServices (kernel: FastifyKernel): RouteServices {
 
 export async function openAppConsole (path: string): Promise<AppConsole> {
   const recorder = new RouteRecorder()
-  const module = await (async () => {
+  // the console serves no request: the app's profiler storage is opened for reading, so that
+  // a file storage's folder stays the running server's
+  setProfilesReadOnly(true)
+  let app: FastifyInstance
+  try {
     diagnostics.subscribe(INIT_CHANNEL, recorder.onInit)
     try {
-      const module = await importModule(path)
-      return { module, app: await appOf(module, path, recorder) }
+      app = await appOf(await importModule(path), path, recorder)
     } finally {
       diagnostics.unsubscribe(INIT_CHANNEL, recorder.onInit)
     }
-  })()
-  const app = module.app
-  try {
-    await app.ready()
-  } catch (error) {
-    await app.close().catch(() => undefined)
-    throw new errorCodes.KERNEL_CONSOLE_APP(`the app of "${path}" failed to start: ${(error as Error).message}`)
+    try {
+      await app.ready()
+    } catch (error) {
+      await app.close().catch(() => undefined)
+      throw new errorCodes.KERNEL_CONSOLE_APP(`the app of "${path}" failed to start: ${(error as Error).message}`)
+    }
+  } finally {
+    setProfilesReadOnly(false)
   }
   const kernel = app.kernel ?? recorder.kernel
   if (kernel === undefined) {
@@ -185,5 +226,5 @@ export async function openAppConsole (path: string): Promise<AppConsole> {
     const method = route.methods.find((m) => m !== 'HEAD')!
     if (kernel.routes.definitionOf(method, route.url) === undefined) adoptRoute(kernel.routes, { method: route.methods, url: route.url, config: route.config, handler: route.handler })
   }
-  return new AppConsole(app, kernel, routes)
+  return new AppConsole(app, kernel, routes, app.kernelProfiler ?? recorder.profiler)
 }

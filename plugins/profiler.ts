@@ -21,16 +21,18 @@ import type { ProfileStorage } from '../src/profiler/storage/storage.js'
 import { MemoryProfileStorage } from '../src/profiler/storage/memory.js'
 import { FileProfileStorage } from '../src/profiler/storage/file.js'
 import { RedisProfileStorage } from '../src/profiler/storage/redis.js'
+import { FileProfileReader } from '../src/profiler/storage/file-reader.js'
+import { profilesReadOnly } from '../src/profiler/storage/read-only.js'
 import type { Profile } from '../src/profiler/profile.js'
 import { Panels } from '../src/profiler/pages/panels.js'
 import { CollectorTemplates } from '../src/profiler/pages/blocks.js'
 import { requestCollector } from '../src/profiler/collectors/request.js'
 import { exceptionCollector } from '../src/profiler/collectors/exception.js'
-import { performanceCollector } from '../src/profiler/collectors/performance.js'
 import { logsCollector } from '../src/profiler/collectors/logs.js'
 import { routingCollector } from '../src/profiler/collectors/routing.js'
 import { eventsCollector } from '../src/profiler/collectors/events.js'
 import { registerIoPanels } from './profiler-io.js'
+import { registerAppPanels } from './profiler-panels.js'
 import type { Clock } from '../src/clock.js'
 import type { PageModel } from '../src/profiler/pages/pages.js'
 import { lastQueryValue, neighboursOf, noProfilesPage, parseFilter, profilePage, searchPage, tokenNotFoundPage } from '../src/profiler/pages/pages.js'
@@ -50,6 +52,8 @@ async function openStorage (options: ResolvedProfilerOptions, app: FastifyInstan
       throw new errorCodes.KERNEL_REDIS_UNAVAILABLE(`${(error as Error).message}`, { cause: error })
     }
   }
+  // the console reading a running server's profiles: the folder is the server's
+  if (options.storage === 'file' && profilesReadOnly()) return new FileProfileReader(options.directory, options.maxAgeMs, app.log, clock)
   if (options.storage === 'file') {
     try {
       return await FileProfileStorage.open(options.directory, { maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs }, app.log, { clock })
@@ -93,15 +97,17 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   kernel
     .addCollector(requestCollector)
     .addCollector(exceptionCollector(kernel.sources))
-    .addCollector(performanceCollector)
     .addCollector(logsCollector)
     .addCollector(routingCollector(() => kernel.routes.routes))
     .addCollector(eventsCollector(options.trace))
   // HTTP Client, Database, Cache: what the request called outside the process
   registerIoPanels(app, kernel, profilerOptions)
+  // the timeline, templates, dumps and configuration
+  registerAppPanels(app, kernel, profiler, options)
 
   const { render, handlebars } = await createTemplateRenderer(app, PARTIALS)
   const panels = new Panels(() => kernel.collectors, new CollectorTemplates(handlebars, { preventIndent: true, knownHelpers: KNOWN_HELPERS }).render)
+  profiler.panels = panels
 
   /** A storage read for a profiler page: a shared store that is down is a 503 naming it, not a 500. */
   async function read<T> (reading: Promise<T>): Promise<T> {

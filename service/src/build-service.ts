@@ -1,9 +1,11 @@
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import type { Redis } from 'ioredis'
+import { createPool } from 'mysql2/promise'
 import { createKernelApp } from 'fastify-kernel'
 import type { ServiceEnv } from './env.js'
 import { exampleRequestServices, registerExampleRoutes } from './example-app.js'
 import { connectRedis, IdleExpiryRedisStore, REDIS_COMMAND_TIMEOUT_MS } from './redis.js'
+import { registerDemoPage } from './demo-page.js'
 
 /**
  * The service's `connectionTimeout` (a socket with no traffic for this long is
@@ -99,5 +101,9 @@ export async function buildService (env: ServiceEnv, overrides: { logger?: boole
   for (const note of services.notes) app.log[note.level](note.message)
   registerHealth(app, redis)
   registerExampleRoutes(app)
+  // connects at the first statement: the service starts whether the database is up or not
+  const database = env.DATABASE_URL === null ? undefined : createPool({ uri: env.DATABASE_URL, connectionLimit: 4, connectTimeout: 2000 })
+  if (database !== undefined) app.addHook('onClose', async () => { await database.end() })
+  await registerDemoPage(app, { redis, database })
   return app
 }

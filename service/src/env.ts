@@ -25,6 +25,8 @@ export interface ServiceEnv extends RequestServicesEnv {
   APP_IDE: string | null
   /** Redis for sessions and profiles, shared by every process of the service; null: none (embedded defaults) */
   REDIS_URL: string | null
+  /** a MySQL or MariaDB server the demo page asks (`mysql://user:password@host:3306/db`); null: none */
+  DATABASE_URL: string | null
   /** where sessions live: `redis` (default with REDIS_URL) or `memory` (default without) */
   SESSION_STORE: 'memory' | 'redis'
   /** the profiler's storage (debug only): `redis` (default with REDIS_URL), `file` (default without) or `memory` */
@@ -55,6 +57,7 @@ const schema = {
     APP_IDE: { type: 'string', default: '' },
     ...requestServicesSchema,
     REDIS_URL: { type: 'string' },
+    DATABASE_URL: { type: 'string' },
     SESSION_STORE: { type: 'string', enum: ['memory', 'redis'] },
     PROFILER_STORAGE: { type: 'string', enum: ['file', 'memory', 'redis'] },
     PROFILER_DIR: { type: 'string', minLength: 1, default: 'var/profiler' },
@@ -128,6 +131,10 @@ export function loadServiceEnv (data: Record<string, string | undefined> = proce
   if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) {
     throw new ServiceConfigError('REDIS_URL must be a redis:// or rediss:// URL (redis://[:password@]host:6379[/db])')
   }
+  const databaseUrl = typeof raw.DATABASE_URL === 'string' && raw.DATABASE_URL.trim() !== '' ? raw.DATABASE_URL.trim() : null
+  if (databaseUrl !== null && !/^(mysql|mariadb):\/\/[^/]/.test(databaseUrl)) {
+    throw new ServiceConfigError('DATABASE_URL must be a mysql:// or mariadb:// URL (mysql://user:password@host:3306/database)')
+  }
   const sessionStore = (raw.SESSION_STORE as ServiceEnv['SESSION_STORE'] | undefined) ?? (redisUrl === null ? 'memory' : 'redis')
   const profilerStorage = (raw.PROFILER_STORAGE as ServiceEnv['PROFILER_STORAGE'] | undefined) ?? (redisUrl === null ? 'file' : 'redis')
   for (const [name, value] of [['SESSION_STORE', sessionStore], ['PROFILER_STORAGE', profilerStorage]]) {
@@ -144,6 +151,7 @@ export function loadServiceEnv (data: Record<string, string | undefined> = proce
     LOG_LEVEL: raw.LOG_LEVEL as ServiceEnv['LOG_LEVEL'],
     APP_IDE: (raw.APP_IDE as string).trim() === '' ? null : (raw.APP_IDE as string).trim(),
     REDIS_URL: redisUrl,
+    DATABASE_URL: databaseUrl,
     SESSION_STORE: sessionStore,
     PROFILER_STORAGE: profilerStorage,
     PROFILER_DIR: raw.PROFILER_DIR as string,

@@ -17,7 +17,8 @@ const HOME_LINKS: Array<[string, string]> = [
   ['/profile', 'a route access check (isGranted: ROLE_USER)'],
   ['/robots.txt', 'no route: the exact Symfony 404'],
   ['/form', 'GET and POST only (try PUT: 405 with Allow)'],
-  ['/boom', 'a controller that throws: 500']
+  ['/boom', 'a controller that throws: 500'],
+  ['/demo', 'the profiler at work: an HTTP call, Redis and SQL (when configured), a template, a dump, the stopwatch']
 ]
 
 /** A small application so a new user sees the kernel at work at once. */

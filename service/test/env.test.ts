@@ -25,6 +25,7 @@ t.test('defaults: dev, debug on, 127.0.0.1:8000', async (t) => {
     LOGIN_MAX_ATTEMPTS: 5,
     LOGIN_INTERVAL: 60,
     REDIS_URL: null,
+    DATABASE_URL: null,
     SESSION_STORE: 'memory',
     PROFILER_STORAGE: 'file',
     PROFILER_DIR: 'var/profiler',

@@ -44,6 +44,10 @@ export const errorCodes = {
   KERNEL_PASSWORD_TOO_LONG: createError('KERNEL_PASSWORD_TOO_LONG', 'passwords are limited to %s characters'),
   /** the routing console could not load an app module, or the app does not start or has no kernel */
   KERNEL_CONSOLE_APP: createError('KERNEL_CONSOLE_APP', 'fastify-kernel: %s'),
+  /** `request.kernel.stopwatch.stop()` or `lap()` of an event that is not running (Symfony's LogicException) */
+  KERNEL_STOPWATCH_NOT_STARTED: createError('KERNEL_STOPWATCH_NOT_STARTED', 'fastify-kernel: the stopwatch event "%s" is not started.'),
+  /** `app.kernelProfiler.profileOf()` of a response that has no profile */
+  KERNEL_NOT_PROFILED: createError('KERNEL_NOT_PROFILED', 'fastify-kernel: %s'),
   /** the package's own files could not be found (a broken install) */
   KERNEL_PACKAGE_NOT_FOUND: createError('KERNEL_PACKAGE_NOT_FOUND', 'fastify-kernel: cannot find its own package.json')
 } as const

@@ -122,6 +122,11 @@ export class SourceExcerpts {
     return chain
   }
 
+  /** One frame mapped to its source, its path shown relative to the root, with its editor link; no excerpt. */
+  locate (frame: StackFrame): StackFrame {
+    return this.describe(frame, false)
+  }
+
   private describe (frame: StackFrame, withExcerpt: boolean): StackFrame {
     const key = `${withExcerpt ? '+' : '-'}${frame.file}:${frame.line}:${frame.column}`
     let position = this.positions.get(key)

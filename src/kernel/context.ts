@@ -5,6 +5,8 @@ import type { KernelResponse } from '../http/response.js'
 import type { RequestUri } from '../routing/request-uri.js'
 import { originOf } from '../routing/request-uri.js'
 import type { HttpException } from '../errors/exceptions.js'
+import { NOOP_STOPWATCH } from './stopwatch.js'
+import type { Stopwatch } from './stopwatch.js'
 
 /** Symfony-style request attributes: what routing and the request listeners decided. */
 export interface RequestAttributes {
@@ -73,6 +75,14 @@ export class KernelContext {
     // made on first use: most production requests never need one
     this.state ??= {}
     this.state[key] = value
+  }
+
+  /**
+   * The app's own timings of this request, on the profiler's timeline (Symfony's Stopwatch); a
+   * no-op that records nothing when the request is not profiled (production)
+   */
+  get stopwatch (): Stopwatch {
+    return this.state?.stopwatch ?? NOOP_STOPWATCH
   }
 
   delete (key: keyof KernelState): void {

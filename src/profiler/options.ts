@@ -48,9 +48,10 @@ export interface ProfilerOptions {
   /**
    * milliseconds above which a toolbar item is highlighted: `http_client`, `db`, `cache`, the
    * time the request spent in that panel's calls (defaults 1000, 100, 50); `slow_statement`, a
-   * single SQL statement highlighted as slow in the Database panel (default 10)
+   * single SQL statement highlighted as slow in the Database panel (default 10); `time`, the
+   * request's total time (default 1000); `templates`, the time spent rendering (default 100)
    */
-  thresholds?: { http_client?: number, db?: number, cache?: number, slow_statement?: number }
+  thresholds?: { http_client?: number, db?: number, cache?: number, slow_statement?: number, time?: number, templates?: number }
 }
 
 /** Toolbar thresholds, in milliseconds, by panel. */
@@ -59,9 +60,11 @@ export interface Thresholds {
   db: number
   cache: number
   slow_statement: number
+  time: number
+  templates: number
 }
 
-export const DEFAULT_THRESHOLDS: Thresholds = { http_client: 1000, db: 100, cache: 50, slow_statement: 10 }
+export const DEFAULT_THRESHOLDS: Thresholds = { http_client: 1000, db: 100, cache: 50, slow_statement: 10, time: 1000, templates: 100 }
 
 export interface ResolvedProfilerOptions {
   storage: 'memory' | 'file' | 'redis'

@@ -12,16 +12,18 @@ import { truncate, Redactor } from '../http/redact.js'
 import type { ResolvedProfilerOptions } from './options.js'
 import type { ProfileStorage } from './storage/storage.js'
 import type { Profile } from './profile.js'
+import type { Panels } from './pages/panels.js'
 import { ClientAllowList } from './access.js'
 import { proxyHeaderOf, trustsProxy } from './proxy-headers.js'
 import { LogCapture } from './log-capture.js'
 import { missTrace } from './collectors/routing.js'
 import { payloadSize } from './collectors/request.js'
-import { heapUsed } from './collectors/performance.js'
+import { heapUsed } from './collectors/time.js'
 import { nearMisses } from '../routing/trace.js'
 import { ThrottledWarning } from '../log/throttled-warning.js'
 import { Recording, profileLink, recordingOf } from './recording.js'
 import { SpanList } from './spans.js'
+import { errorCodes } from '../errors/codes.js'
 
 /** What the profiler's routes carry under `kProfilerRoute` (`RouteMarks`). */
 export type ProfilerRouteMark = true | 'profiled'
@@ -35,6 +37,16 @@ const MAX_PENDING_SAVES = 256
  */
 const SAVE_WINDOW_MS = 1000
 const MAX_URL = 8192
+
+/** A response, as `inject()` (headers as an object) or `fetch` (a Headers) give it. */
+export type ProfiledResponse = { headers: { get: (name: string) => string | null } } | { headers: Record<string, unknown> }
+
+function tokenOf (response: ProfiledResponse): string | undefined {
+  const headers = response.headers
+  const value = typeof headers.get === 'function' ? (headers.get as (name: string) => string | null)('x-debug-token') : (headers as Record<string, unknown>)['x-debug-token']
+  const token = Array.isArray(value) ? value[0] : value
+  return typeof token === 'string' && token !== '' ? token : undefined
+}
 
 export interface ProfilerLogger {
   warn: (fields: object, message: string) => void
@@ -76,6 +88,10 @@ export class Profiler {
   private windowSaves = 0
   /** the proxy warning is logged once per process */
   private proxyWarned = false
+  /** what else starts with each profiled request's recording (its stopwatch, the render observer) */
+  readonly recordingStarted: Array<(event: RequestEvent, recording: Recording) => void> = []
+  /** the panels of the kernel's collectors (each profile's menu, badges and toolbar items) */
+  panels: Panels | undefined
 
   constructor (
     readonly options: ResolvedProfilerOptions,
@@ -120,7 +136,9 @@ export class Profiler {
     // a request that never terminates (a hijacked reply) must not grow this set without bound
     if (this.unsaved.size >= 10_000) this.unsaved.clear()
     this.unsaved.add(token)
-    context.set('profiler', new Recording(token, this.logCapture.take(request.log), heapUsed(), new SpanList(this.options.maxSpans, context.startedAt)))
+    const recording = new Recording(token, this.logCapture.take(request.log), heapUsed(), new SpanList(this.options.maxSpans, context.startedAt))
+    context.set('profiler', recording)
+    for (const started of this.recordingStarted) started(event, recording)
   }
 
   /**
@@ -131,6 +149,26 @@ export class Profiler {
   async untilStored (token: string, timeoutMs = 2000): Promise<void> {
     const until = performance.now() + timeoutMs
     while (this.unsaved.has(token) && performance.now() < until) await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+
+  /**
+   * The stored profile of a response of this app, to assert on in tests (Symfony's
+   * `$client->getProfile()`): an `inject()` answer, a `fetch` Response, or a token. Waits for
+   * the profile to be stored (it is built after the response is sent). Throws KERNEL_NOT_PROFILED
+   * for a response without one (production, the profiler's own pages, a request the save budget
+   * left out), or a token the storage does not have.
+   *
+   *     const res = await app.inject('/orders')
+   *     const profile = await app.kernelProfiler!.profileOf(res)
+   *     t.ok(profile.collected.templates!.renders.length <= 3)
+   */
+  async profileOf (response: string | ProfiledResponse): Promise<Profile> {
+    const token = typeof response === 'string' ? response : tokenOf(response)
+    if (token === undefined) throw new errorCodes.KERNEL_NOT_PROFILED('the response has no X-Debug-Token header: it was not profiled (production, a profiler page, or a request the save budget left out)')
+    await this.untilStored(token)
+    const profile = await this.storage.load(token)
+    if (profile === undefined) throw new errorCodes.KERNEL_NOT_PROFILED(`the ${this.storage.kind} storage has no profile "${token}" (dropped, expired, or kept by another process)`)
+    return profile
   }
 
   /**

@@ -16,7 +16,7 @@ function exportsOf (file: string): string[] {
 
 t.test('the package entry exports a small runtime surface; the rest are types', async (t) => {
   const names = exportsOf('dist/index.js')
-  t.same(names, ['Priority', 'Stage', 'StageChannel', 'createKernelApp', 'default', 'errorCodes', 'kernel', 'kernelServerOptions'])
+  t.same(names, ['Priority', 'Stage', 'StageChannel', 'createKernelApp', 'default', 'dump', 'errorCodes', 'kernel', 'kernelServerOptions'])
   t.ok(names.length <= 20, `${names.length} runtime exports (at most 20)`)
 })
 

@@ -36,7 +36,7 @@ if (chromiumAvailable(t)) {
     t.match(await page.textContent('#status') ?? '', '404')
     await page.screenshot({ path: join(artifacts, 'profiler-exception.png'), fullPage: true })
 
-    for (const panel of ['request', 'routing', 'events', 'logs', 'performance']) {
+    for (const panel of ['request', 'routing', 'events', 'logs', 'time']) {
       await Promise.all([page.waitForURL(new RegExp(`panel=${panel}`)), page.click(`#menu a[data-panel="${panel}"]`)])
       t.equal(await page.getAttribute('#panel', 'data-panel'), panel, `the menu switches to ${panel}`)
       t.equal(await page.getAttribute(`#menu a[data-panel="${panel}"]`, 'class'), 'active')

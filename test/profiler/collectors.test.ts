@@ -198,11 +198,11 @@ t.test('logs collector: the request\'s pino records with level; the app\'s log o
   t.ok(typeof printedOrder.reqId === 'string', 'bindings of the request logger are kept')
 })
 
-t.test('performance collector: total time, time to first byte, heap used', async (t) => {
+t.test('time collector (the timeline, once the performance panel): total time, time to first byte, heap used', async (t) => {
   const app = await buildApp({ debug: true })
   t.teardown(() => app.close())
   const { profile } = await profiled(app, { url: '/about' })
-  const p = profile.collected.performance!
+  const p = profile.collected.time!
   t.ok(p.totalMs > 0)
   t.ok(p.timeToFirstByteMs !== null && p.timeToFirstByteMs > 0 && p.timeToFirstByteMs <= p.totalMs)
   t.ok(p.heapUsedStart > 0 && p.heapUsedEnd > 0)

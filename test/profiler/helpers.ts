@@ -3,15 +3,14 @@ import type { Profile } from '../../src/profiler/profile.js'
 
 export const host = 'example.test'
 
-/** Sends a request, waits for its profile to be stored, and gives back both. */
+/**
+ * Sends a request and reads its profile through the public `app.kernelProfiler.profileOf()`
+ * (what the README shows apps), which waits for it to be stored.
+ */
 export async function profiled (app: FastifyInstance, options: InjectOptions): Promise<{ res: LightMyRequestResponse, profile: Profile, token: string }> {
   const res = await app.inject({ ...options, headers: { host, ...(options.headers ?? {}) } })
-  const token = res.headers['x-debug-token']
-  if (typeof token !== 'string') throw new Error(`no X-Debug-Token on ${String(options.url)} (${res.statusCode})`)
-  await app.kernelProfiler!.settled()
-  const profile = await app.kernelProfiler!.storage.load(token)
-  if (profile === undefined) throw new Error(`profile ${token} was not stored`)
-  return { res, profile, token }
+  const profile = await app.kernelProfiler!.profileOf(res)
+  return { res, profile, token: profile.token }
 }
 
 /** GET a profiler page from a loopback client. */

@@ -306,7 +306,7 @@ t.test('file storage: wrong-shape profiles and future-dated index lines never gi
   const wrongs = [
     { collected: { ...collected, request: 'not an object' } },
     { collected: { ...collected, logs: {} } },
-    { collected: { ...collected, performance: null } },
+    { collected: { ...collected, time: null } },
     { collected: { ...collected, events: { entries: 'x' } } },
     { collected: [] },
     { collected: { ...collected, request: { ...collected.request, response: { headers: 7 } } } },
@@ -314,7 +314,7 @@ t.test('file storage: wrong-shape profiles and future-dated index lines never gi
   ]
   for (const wrong of wrongs) {
     writeFileSync(join(dir, `${token}.json`), JSON.stringify({ ...profile, ...wrong }))
-    for (const url of [`/_profiler/${token}`, ...['request', 'logs', 'performance', 'events', 'routing', 'exception'].map((p) => `/_profiler/${token}?panel=${p}`), '/_profiler/latest']) {
+    for (const url of [`/_profiler/${token}`, ...['request', 'logs', 'time', 'events', 'routing', 'exception'].map((p) => `/_profiler/${token}?panel=${p}`), '/_profiler/latest']) {
       const page = await app.inject({ url, headers: { host } })
       t.equal(page.statusCode, 200, `${JSON.stringify(wrong)} ${url}`)
     }

@@ -124,7 +124,7 @@ t.test('/_wdt answers as Symfony\'s toolbar action: fragment, 404 empty, empty, 
   t.notMatch(toolbar.body, /<html|<body|<script|<style|style=/i, 'a fragment, with no inline script or style (the page\'s CSP applies to it)')
   t.match(toolbar.body, /<b data-kwdt-status>200<\/b> <span data-kwdt-route>@ page<\/span>/)
   t.match(toolbar.body, `href="/_profiler/${token}?panel&#x3D;request"`, 'links into the profile')
-  for (const panel of ['request', 'exception', 'routing', 'events', 'logs', 'performance']) t.match(toolbar.body, `data-panel="${panel}"`, `a link to the ${panel} panel`)
+  for (const panel of ['request', 'exception', 'routing', 'events', 'logs', 'time']) t.match(toolbar.body, `data-panel="${panel}"`, `a link to the ${panel} panel`)
   t.match(toolbar.body, /<b data-kwdt-user>anonymous<\/b>/)
   t.match(toolbar.body, /data-kwdt-version>\d+\.\d+\.\d+</)
 

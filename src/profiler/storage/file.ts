@@ -28,6 +28,50 @@ const PROFILE_FILE = /^[0-9a-f]{6}\.json$/
 const missing = (error: unknown): boolean => (error as NodeJS.ErrnoException).code === 'ENOENT'
 
 /**
+ * What a profiler folder holds: its index replayed (a summary line per save, a `del` line per
+ * purge), and every profile file the index does not list read back (its line was lost to a
+ * failed append, or dated wrongly: a profile that can still be read is never lost for the
+ * index's sake). Only profiles whose file exists; expiry is the caller's. Reads only.
+ */
+export async function readFolder (directory: string, now: number, log: StorageLogger): Promise<{ listed: ProfileSummary[], names: string[] }> {
+  let text = ''
+  try {
+    text = await readFile(join(directory, INDEX), 'utf8')
+  } catch (error) {
+    if (!missing(error)) log.warn({ err: error }, 'fastify-kernel: the profiler index cannot be read; profiles are read back from their files')
+  }
+  const byToken = new Map<string, ProfileSummary>()
+  for (const line of text.split('\n')) {
+    if (line === '') continue
+    let record: unknown
+    try { record = JSON.parse(line) } catch { continue } // a line torn by a crash or a full disk
+    if (typeof (record as { del?: unknown }).del === 'string') byToken.delete((record as { del: string }).del)
+    else if (isSummary(record, now)) { byToken.delete(record.token); byToken.set(record.token, record) }
+  }
+  const names = await readdir(directory)
+  const files = new Set(names.filter((name) => PROFILE_FILE.test(name)).map((name) => name.slice(0, 6)))
+  const listed = [...byToken.values()].filter((summary) => files.has(summary.token))
+  for (const token of files) {
+    if (byToken.has(token)) continue
+    const profile = await readProfileFile(directory, token, now, () => undefined)
+    if (profile !== undefined) listed.push(summarize(profile))
+  }
+  return { listed, names }
+}
+
+/** A profile file, parsed and checked; undefined when it is missing or not one (`problem` says why). */
+export async function readProfileFile (directory: string, token: string, now: number, problem: (error: Error) => void): Promise<Profile | undefined> {
+  let text: string
+  try {
+    text = await readFile(join(directory, `${token}.json`), 'utf8')
+  } catch (error) {
+    if (!missing(error)) problem(error as Error)
+    return undefined
+  }
+  return parseProfile(text, token, problem, now)
+}
+
+/**
  * One JSON file per profile plus an append-only index (`index.jsonl`: a summary line per save,
  * a `{"del": token}` line per purge), mirrored in memory so that token draws and `find` never
  * touch the disk. Profiles are written to a temporary file and renamed, so a crash never leaves
@@ -101,31 +145,8 @@ export class FileProfileStorage implements ProfileStorage {
   }
 
   private async recover (): Promise<void> {
-    let text = ''
-    try {
-      text = await readFile(join(this.directory, INDEX), 'utf8')
-    } catch (error) {
-      if (!missing(error)) this.log.warn({ err: error }, 'fastify-kernel: the profiler index cannot be read; profiles are read back from their files')
-    }
     const now = this.clock.now()
-    const byToken = new Map<string, ProfileSummary>()
-    for (const line of text.split('\n')) {
-      if (line === '') continue
-      let record: unknown
-      try { record = JSON.parse(line) } catch { continue } // a line torn by a crash or a full disk
-      if (typeof (record as { del?: unknown }).del === 'string') byToken.delete((record as { del: string }).del)
-      else if (isSummary(record, now)) { byToken.delete(record.token); byToken.set(record.token, record) }
-    }
-    const names = await readdir(this.directory)
-    const files = new Set(names.filter((name) => PROFILE_FILE.test(name)).map((name) => name.slice(0, 6)))
-    const listed = [...byToken.values()].filter((summary) => files.has(summary.token))
-    // a file the index does not list (its line was lost to a failed append, or dated wrongly)
-    // is read back: a profile that can still be read is never deleted for the index's sake
-    for (const token of files) {
-      if (byToken.has(token)) continue
-      const profile = await readFile(this.file(token), 'utf8').then((json) => parseProfile(json, token, () => undefined, now), () => undefined)
-      if (profile !== undefined) listed.push(summarize(profile))
-    }
+    const { listed, names } = await readFolder(this.directory, now, this.log)
     const kept = listed
       .filter((summary) => !this.expired(summary, now))
       .sort((a, b) => a.time - b.time)

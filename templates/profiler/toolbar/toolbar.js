@@ -108,7 +108,20 @@
     try { window.localStorage.setItem(HIDDEN_KEY, hidden ? '1' : '0') } catch (e) { /* storage may be off */ }
   }
 
+  // an item's details open to its right; near the window's right edge they move left, as far
+  // as needed (set through the CSSOM, which the page's Content-Security-Policy allows)
+  function keepInWindow (event) {
+    const item = event.target.closest && event.target.closest('.kwdt-item')
+    const info = item && item.querySelector('.kwdt-info')
+    if (!info || item.classList.contains('kwdt-right')) return
+    info.style.left = ''
+    const overflow = info.getBoundingClientRect().right - document.documentElement.clientWidth
+    if (overflow > 0) info.style.left = -Math.min(overflow + 8, item.getBoundingClientRect().left) + 'px'
+  }
+
   function setup () {
+    root.addEventListener('mouseover', keepInWindow)
+    root.addEventListener('focusin', keepInWindow)
     let hidden = false
     try { hidden = window.localStorage.getItem(HIDDEN_KEY) === '1' } catch (e) { /* storage may be off */ }
     if (hidden) root.classList.add('kwdt-hidden')

@@ -1,0 +1,77 @@
+import type { FastifyInstance } from 'fastify'
+import type { Kernel } from '../src/kernel/kernel.js'
+import type { ResolvedKernelOptions } from '../src/config/options.js'
+import type { Profiler } from '../src/profiler/profiler.js'
+import { packageVersion } from '../src/config/paths.js'
+import { RecordingStopwatch } from '../src/profiler/stopwatch.js'
+import { ViewObserver } from '../src/profiler/views.js'
+import { observeMeasures } from '../src/profiler/measures.js'
+import { listenToDumps } from '../src/profiler/dump.js'
+import { timeCollector } from '../src/profiler/collectors/time.js'
+import { templatesCollector } from '../src/profiler/collectors/templates.js'
+import { dumpCollector } from '../src/profiler/collectors/dump.js'
+import { configCollector } from '../src/profiler/collectors/config.js'
+import type { ConfiguredFeature } from '../src/profiler/collectors/config.js'
+
+/** Each feature, on or off, with the stores it runs on: what a profile reader needs to know. */
+function features (options: ResolvedKernelOptions, profiler: Profiler): ConfiguredFeature[] {
+  const { session, security, locale } = options
+  const store = (value: object | undefined, fallback: string): string => value === undefined ? fallback : value.constructor?.name ?? 'custom'
+  const throttling = security?.loginThrottlingStore
+  return [
+    {
+      name: 'profiler',
+      enabled: true,
+      details: [
+        { name: 'storage', value: profiler.storage.kind + (profiler.storage.kind === 'file' ? ` (${profiler.options.directory})` : '') },
+        { name: 'toolbar', value: profiler.options.toolbar ? 'on' : 'off' },
+        { name: 'maxProfiles', value: String(profiler.options.maxProfiles) },
+        { name: 'maxSpans', value: String(profiler.options.maxSpans) }
+      ]
+    },
+    { name: 'session', enabled: session !== undefined, details: session === undefined ? [] : [{ name: 'store', value: store(session.store, 'memory (this process)') }] },
+    {
+      name: 'security',
+      enabled: security !== undefined,
+      details: security === undefined
+        ? []
+        : [
+            { name: 'firewalls', value: security.firewalls.map((f) => f.name).join(', ') },
+            { name: 'login throttling store', value: throttling === undefined ? 'memory (this process)' : 'redis' in throttling ? 'redis' : store(throttling, 'custom') }
+          ]
+    },
+    { name: 'locale', enabled: locale !== undefined, details: locale === undefined ? [] : [{ name: 'enabled', value: locale.enabled.join(', ') }] },
+    { name: 'trusted hosts', enabled: options.trustedHosts.length > 0, details: options.trustedHosts.map((host) => ({ name: 'pattern', value: host })) },
+    { name: 'robots header', enabled: options.disallowRobotsIndexing, details: [] }
+  ]
+}
+
+/**
+ * The panels of what happens inside the app: the timeline (with the app's stopwatch and its
+ * `performance.measure()`s), the templates it renders, its `dump()`s, and the configuration.
+ * What each needs beside its collector — the request's stopwatch, the render observer, the
+ * measure wrapper and the dump switch — starts with the profiler and stops when the app closes.
+ */
+export function registerAppPanels (app: FastifyInstance, kernel: Kernel, profiler: Profiler, options: ResolvedKernelOptions): void {
+  const views = new ViewObserver()
+  profiler.recordingStarted.push((event, recording) => {
+    event.context.set('stopwatch', new RecordingStopwatch(recording.spans, event.context.startedAt))
+    views.observe(event.request, event.reply)
+  })
+  const stopMeasures = observeMeasures()
+  const stopDumps = listenToDumps()
+  app.addHook('onClose', async () => { stopMeasures(); stopDumps() })
+
+  const thresholds = profiler.options.thresholds
+  kernel
+    .addCollector(timeCollector(thresholds.time))
+    .addCollector(templatesCollector(thresholds.templates))
+    .addCollector(dumpCollector(kernel.sources))
+    .addCollector(configCollector(() => ({
+      versions: { node: process.versions.node, fastify: app.version, kernel: packageVersion },
+      debug: options.debug,
+      trace: options.trace,
+      features: features(options, profiler),
+      plugins: app.printPlugins()
+    })))
+}

@@ -1,0 +1,90 @@
+import type { Collector } from '../../kernel/collector.js'
+import type { SourceExcerpts } from '../../errors/source-excerpt.js'
+import { parseStack } from '../../errors/flatten.js'
+import { truncate } from '../../http/redact.js'
+import { roundMs } from './events.js'
+
+/** One `dump()` as the panel shows it. */
+export interface DumpEntry {
+  label?: string
+  /** `node:util` inspect's text of the value, at the call */
+  text: string
+  /** milliseconds from the start of the request */
+  at: number
+  /** where it was called: the source file (relative to the project), its line, an editor link */
+  file?: string
+  line?: number
+  link?: string
+}
+
+export interface DumpData {
+  dumps: DumpEntry[]
+  /** dumps beyond the bound (100 a request): counted, not kept */
+  dropped: number
+}
+
+declare module '../../kernel/collector.js' {
+  interface CollectedData {
+    dump: DumpData
+  }
+}
+
+const TOOLBAR_DUMPS = 10
+const PREVIEW = 80
+
+/**
+ * The dump panel (Symfony's "Dump"): each `dump(value, label?)` of the request, its text and
+ * where it was called (source-mapped), counted on the toolbar. Dumps are shown as the app
+ * dumped them: masking is for what the profiler records by itself, a dump is the developer's
+ * explicit choice (as in Symfony).
+ */
+export function dumpCollector (sources: SourceExcerpts | undefined): Collector<DumpData> {
+  return {
+    name: 'dump',
+    label: 'Dumps',
+    order: 95,
+    template: 'profiler/collectors/dump.hbs',
+    masked: true,
+    schema: {
+      type: 'object',
+      required: ['dumps', 'dropped'],
+      properties: {
+        dropped: { type: 'number' },
+        dumps: { type: 'array', items: { type: 'object', required: ['text', 'at'], properties: { text: { type: 'string' }, at: { type: 'number' }, label: { type: 'string' }, file: { type: 'string' }, line: { type: 'number' } } } }
+      }
+    },
+    collect ({ context }) {
+      const recorded = context.get('dumps')
+      if (recorded === undefined) return undefined
+      return {
+        dropped: recorded.dropped,
+        dumps: recorded.dumps.map((dumped) => {
+          const entry: DumpEntry = { text: dumped.text, at: roundMs(dumped.at) }
+          if (dumped.label !== undefined) entry.label = truncate(dumped.label, 200)
+          const frame = parseStack(dumped.frame)[0]
+          if (frame !== undefined) {
+            const located = sources?.locate(frame) ?? frame
+            entry.file = located.display ?? located.file
+            entry.line = located.line
+            if (located.link !== undefined) entry.link = located.link
+          }
+          return entry
+        })
+      }
+    },
+    panel (data) {
+      return { count: data.dumps.length, dropped: data.dropped, dumps: data.dumps.map((d, index) => ({ ...d, index: index + 1 })) }
+    },
+    badge (data) {
+      return { text: String(data.dumps.length + data.dropped), kind: 'info' }
+    },
+    toolbar (data) {
+      if (data === undefined) return undefined
+      return {
+        count: data.dumps.length + data.dropped,
+        more: Math.max(0, data.dumps.length - TOOLBAR_DUMPS) + data.dropped,
+        dumps: data.dumps.slice(0, TOOLBAR_DUMPS).map((d) => ({ where: d.file === undefined ? '' : `${d.file}:${d.line ?? ''}`, label: d.label, preview: truncate(d.text.replace(/\s+/g, ' '), PREVIEW) }))
+      }
+    }
+  }
+}

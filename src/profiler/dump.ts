@@ -1,0 +1,87 @@
+import { inspect } from 'node:util'
+import { currentKernelContext } from '../kernel/async-context.js'
+import { spansOf } from './spans.js'
+
+/** A `dump()` as recorded: its text made at the call, its caller's stack line mapped later. */
+export interface RecordedDump {
+  label?: string
+  text: string
+  /** milliseconds from the start of the request */
+  at: number
+  /** the caller's line of the stack (`at fn (file:line:column)`), mapped to its source when collected */
+  frame?: string
+}
+
+export interface RecordedDumps {
+  dumps: RecordedDump[]
+  /** dumps beyond the bound: counted, not kept */
+  dropped: number
+}
+
+declare module '../kernel/context.js' {
+  interface KernelState {
+    /** the request's `dump()` calls, when it is profiled */
+    dumps: RecordedDumps
+  }
+}
+
+/** Dumps kept per request. */
+export const MAX_DUMPS = 100
+/** Characters kept of one dump's text. */
+export const MAX_DUMP_TEXT = 64 * 1024
+const INSPECT: Parameters<typeof inspect>[1] = { depth: 4, maxArrayLength: 100, maxStringLength: 10_000, breakLength: 100, compact: 3, colors: false, getters: false }
+
+/** how many profilers are alive in this process: with none, `dump()` returns at once */
+let listening = 0
+
+/** A profiler starts (debug mode): `dump()` records in its profiled requests. Returns the stop. */
+export function listenToDumps (): () => void {
+  listening++
+  let stopped = false
+  return () => {
+    if (!stopped) listening--
+    stopped = true
+  }
+}
+
+function frameOfCaller (): string | undefined {
+  const holder: { stack?: string } = {}
+  // from the frame that called dump(), not dump's own
+  Error.captureStackTrace(holder, dump)
+  const lines = holder.stack?.split('\n') ?? []
+  return lines.find((line) => line.trimStart().startsWith('at '))
+}
+
+/**
+ * Shows `value` in the profiler's dump panel of the request the calling code runs for
+ * (Symfony's `dump()`): inspected at the call (later changes to it do not show), to a bounded
+ * depth, with the file and line it was called from; counted on the toolbar. Returns `value`,
+ * so it can wrap an expression.
+ *
+ * Outside a profiled request — production, start-up, a timer of the app's own, a request the
+ * profiler does not record — it does nothing at all: it never writes to a response, a log or
+ * the console, and costs a counter read when no profiler runs in the process.
+ */
+export function dump<T> (value: T, label?: string): T {
+  if (listening === 0) return value
+  const context = currentKernelContext()
+  if (context === undefined || spansOf(context) === undefined) return value
+  let dumps = context.get('dumps')
+  if (dumps === undefined) context.set('dumps', dumps = { dumps: [], dropped: 0 })
+  if (dumps.dumps.length >= MAX_DUMPS) {
+    dumps.dropped++
+    return value
+  }
+  let text: string
+  try {
+    text = inspect(value, INSPECT)
+  } catch (error) {
+    text = `[cannot be inspected: ${(error as Error).message}]`
+  }
+  const recorded: RecordedDump = { text: text.length > MAX_DUMP_TEXT ? `${text.slice(0, MAX_DUMP_TEXT)}… (${text.length - MAX_DUMP_TEXT} more characters)` : text, at: context.elapsed() }
+  if (label !== undefined) recorded.label = String(label)
+  const frame = frameOfCaller()
+  if (frame !== undefined) recorded.frame = frame
+  dumps.dumps.push(recorded)
+  return value
+}

@@ -1,0 +1,54 @@
+import type { PerformanceMeasure } from 'node:perf_hooks'
+import { currentSpans } from './spans.js'
+
+type Measure = typeof performance.measure
+
+let users = 0
+/** our wrapper, while it is in `performance.measure`'s chain (even under another's wrapper) */
+let wrapper: { measure: Measure, original: Measure, enabled: boolean } | undefined
+
+/**
+ * `performance.measure()` calls made during a profiled request become `measure` spans of it.
+ *
+ * A PerformanceObserver cannot attribute them: its callback runs later, for a batch of entries
+ * made by any request, outside the request's async context; and two concurrent requests'
+ * time windows overlap, so a measure's times name no single request. The measure is therefore
+ * attributed where it is made: `performance.measure` is wrapped while at least one profiler
+ * is alive (reference-counted, once per process, as the diagnostics channel subscriptions),
+ * and the wrapper adds the entry it returns to the span list of the request it runs for.
+ * Production wraps nothing. Limits: a measure made through a reference to the function taken
+ * before the profiler started, or in a worker thread, is not seen.
+ *
+ * Returns the release: the last one puts the original back (unless something wrapped it
+ * since: then ours stays in the chain, passing calls through, and is enabled again later).
+ */
+export function observeMeasures (): () => void {
+  if (users++ === 0) {
+    if (wrapper === undefined) {
+      const original = performance.measure
+      const state = {
+        original,
+        enabled: true,
+        measure: function measureInRequest (this: typeof performance, ...args: unknown[]): PerformanceMeasure {
+          const entry = Reflect.apply(original, this, args) as PerformanceMeasure
+          if (state.enabled && entry !== undefined) currentSpans()?.add({ kind: 'measure', name: entry.name, start: entry.startTime, duration: entry.duration, data: {} })
+          return entry
+        } as Measure
+      }
+      wrapper = state
+      performance.measure = state.measure
+    }
+    wrapper!.enabled = true
+  }
+  let released = false
+  return () => {
+    if (released) return
+    released = true
+    if (--users > 0 || wrapper === undefined) return
+    wrapper.enabled = false
+    if (performance.measure === wrapper.measure) {
+      performance.measure = wrapper.original
+      wrapper = undefined
+    }
+  }
+}
