@@ -10,6 +10,7 @@ import { NotFoundHttpException, ServiceUnavailableHttpException } from '../src/e
 import { permanentRedirect, redirectLocation } from '../src/routing/redirect.js'
 import { errorCodes } from '../src/errors/codes.js'
 import { resolveProfilerOptions } from '../src/profiler/options.js'
+import { Redactor } from '../src/http/redact.js'
 import type { ResolvedProfilerOptions } from '../src/profiler/options.js'
 import { Profiler } from '../src/profiler/profiler.js'
 import type { ProfilerRouteMark } from '../src/profiler/profiler.js'
@@ -67,6 +68,8 @@ async function openStorage (options: ResolvedProfilerOptions, app: FastifyInstan
 export async function registerProfiler (app: FastifyInstance, kernel: Kernel, options: ResolvedKernelOptions): Promise<void> {
   // validated in every mode, so that a typo fails in development and production alike
   const profilerOptions = resolveProfilerOptions(options.profiler, options.debug)
+  // its redact options are the policy of every output, production's logs included
+  if (profilerOptions !== undefined) kernel.redactor = new Redactor(profilerOptions.redactNames, profilerOptions.redactPattern)
   if (!options.debug || profilerOptions === undefined) return
 
   const storage = await openStorage(profilerOptions, app, options.clock)

@@ -28,6 +28,13 @@ t.test('a 301: the target, exit 1; --host decides the absolute Location', async 
   t.match(stdout, /\nblog\s+GET\s+\/blog\/\s+trailing slash\s+trailing slash: the route is \/blog\/ \(a GET or HEAD request is redirected\)\n/)
 })
 
+t.test('secret query values are masked in what the console prints, as in the logs and pages', async (t) => {
+  const { stdout } = runCli(['match', app, '/blog?token=t0k3n&page=2'])
+  t.match(stdout, /^GET http:\/\/localhost\/blog\?token=\*{6}&page=2\n301 Moved Permanently: Location http:\/\/localhost\/blog\/\?token=\*{6}&page=2 /)
+  t.notMatch(stdout, 't0k3n')
+  t.notMatch(answer(['/blog?token=t0k3n']).answer.location, 't0k3n', 'and in --json')
+})
+
 t.test('a 405 with Allow, under a prefix; a 404 with message and cause', async (t) => {
   const put = runCli(['match', app, '/api/orders/7', '--method', 'put'])
   t.equal(put.status, 1)
