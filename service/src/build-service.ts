@@ -97,6 +97,9 @@ export async function buildService (env: ServiceEnv, overrides: { logger?: boole
   // after the kernel's own onClose (the profiler's last saves), the connection goes
   if (redis !== undefined) app.addHook('onClose', async () => { await redis.quit().catch(() => { redis.disconnect() }) })
   for (const note of services.notes) app.log[note.level](note.message)
+  if (env.APP_ENV === 'prod' && env.APP_TRUSTED_HOSTS.length === 0) {
+    app.log.warn('fastify-kernel: APP_TRUSTED_HOSTS is not set: every Host header is accepted, and the absolute URLs built from it (trailing-slash redirects) name whatever host a client sent; login redirects stay relative. Set APP_TRUSTED_HOSTS to a regular expression of the hosts the service answers for, such as ^(www\\.)?example\\.com$ (the kernel\'s trustedHosts option).')
+  }
   registerHealth(app, redis)
   registerExampleRoutes(app)
   return app

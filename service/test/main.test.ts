@@ -4,6 +4,7 @@ import { once } from 'node:events'
 import { resolve } from 'node:path'
 
 import { buildOnce, root } from '../../test/build-once.js'
+import { startService } from './process.js'
 
 const main = resolve(root, 'service/dist/main.js')
 
@@ -63,4 +64,15 @@ t.test('a bad variable is refused with its name', async (t) => {
   const { code, errors } = await refusedStart({ PORT: 'eighty' })
   t.equal(code, 1)
   t.match(errors, /PORT/)
+})
+
+t.test('prod without APP_TRUSTED_HOSTS warns once at start, naming the setting; with it, not at all', async (t) => {
+  const secret = { APP_ENV: 'prod', APP_SESSION_SECRET: 'x'.repeat(32) }
+  const bare = await startService(t, secret)
+  t.equal(bare.output().match(/APP_TRUSTED_HOSTS is not set/g)?.length, 1)
+  t.match(bare.output(), /"level":40,.*APP_TRUSTED_HOSTS is not set: every Host header is accepted.*Set APP_TRUSTED_HOSTS to a regular expression/)
+  const vetted = await startService(t, { ...secret, APP_TRUSTED_HOSTS: '^localhost$' })
+  t.notMatch(vetted.output(), 'APP_TRUSTED_HOSTS')
+  const dev = await startService(t, { APP_ENV: 'dev', PROFILER_STORAGE: 'memory' })
+  t.notMatch(dev.output(), 'APP_TRUSTED_HOSTS', 'a development machine is not warned')
 })
