@@ -84,7 +84,8 @@ export async function buildService (env: ServiceEnv, overrides: { logger?: boole
           directory: env.PROFILER_DIR,
           maxProfiles: env.PROFILER_MAX_PROFILES,
           maxAge: env.PROFILER_MAX_AGE,
-          ...(env.PROFILER_ALLOWED_NETWORKS.length > 0 ? { allowedNetworks: env.PROFILER_ALLOWED_NETWORKS } : {})
+          ...(env.PROFILER_ALLOWED_NETWORKS.length > 0 ? { allowedNetworks: env.PROFILER_ALLOWED_NETWORKS } : {}),
+          allowedHosts: env.PROFILER_ALLOWED_HOSTS
         }
       },
       // a socket silent for 2 minutes is closed: the service pays Node's per-request timer for it
