@@ -9,6 +9,8 @@ import { kKernelInternalRoute, kProfilerRoute } from '../src/symbols.js'
 import { NotFoundHttpException, ServiceUnavailableHttpException } from '../src/errors/exceptions.js'
 import { permanentRedirect, redirectLocation } from '../src/routing/redirect.js'
 import { errorCodes } from '../src/errors/codes.js'
+import { reported } from '../src/errors/reported.js'
+import { OutageLog } from '../src/log/outage-log.js'
 import { resolveProfilerOptions } from '../src/profiler/options.js'
 import { Redactor } from '../src/http/redact.js'
 import type { ResolvedProfilerOptions } from '../src/profiler/options.js'
@@ -106,12 +108,19 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   const { render, handlebars } = await createTemplateRenderer(app, PARTIALS)
   const panels = new Panels(() => kernel.collectors, new CollectorTemplates(handlebars, { preventIndent: true, knownHelpers: KNOWN_HELPERS }).render)
 
-  /** A storage read for a profiler page: a shared store that is down is a 503 naming it, not a 500. */
+  const outage = new OutageLog(app.log, `fastify-kernel: the profiler storage (${storage.kind})`, 'the profiler pages answer 503')
+  /**
+   * A storage read for a profiler page: a shared store that is down is a 503 naming it, not a
+   * 500, logged once per outage rather than as an uncaught error on every page.
+   */
   async function read<T> (reading: Promise<T>): Promise<T> {
     try {
-      return await reading
+      const result = await reading
+      outage.recovered()
+      return result
     } catch (error) {
-      throw new ServiceUnavailableHttpException(`The profiler storage (${storage.kind}) is unavailable: ${(error as Error).message}`, error)
+      outage.failed(error)
+      throw reported(new ServiceUnavailableHttpException(`The profiler storage (${storage.kind}) is unavailable: ${(error as Error).message}`, error))
     }
   }
 
