@@ -76,3 +76,28 @@ t.test('prod without APP_TRUSTED_HOSTS warns once at start, naming the setting; 
   const dev = await startService(t, { APP_ENV: 'dev', PROFILER_STORAGE: 'memory' })
   t.notMatch(dev.output(), 'APP_TRUSTED_HOSTS', 'a development machine is not warned')
 })
+
+t.test('SIGTERM in dev: a request sent afterwards on a kept-alive connection gets an answer (503, Connection: close), never a reset', async (t) => {
+  const { connect } = await import('node:net')
+  const service = await startService(t, { APP_ENV: 'dev', PROFILER_STORAGE: 'memory', LOG_LEVEL: 'info' })
+  const socket = connect(Number(new URL(service.base).port), '127.0.0.1')
+  let received = ''
+  let failure: string | undefined
+  socket.on('data', (chunk: Buffer) => { received += chunk.toString() })
+  socket.on('error', (error: NodeJS.ErrnoException) => { failure = error.code })
+  const closed = once(socket, 'close')
+  socket.write('GET /_health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+  while (!/\r\n\r\n[^]*\}/.test(received)) await once(socket, 'data')
+  t.match(received, /^HTTP\/1\.1 200 OK\r\n/, 'the connection is kept alive after a first answer')
+  received = ''
+
+  service.child.kill('SIGTERM')
+  while (!/shutting down/.test(service.output())) await new Promise((resolve) => setTimeout(resolve, 10))
+  socket.write('GET /_health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+  await closed
+  t.equal(failure, undefined, 'no ECONNRESET')
+  t.match(received, /^HTTP\/1\.1 503 Service Unavailable\r\n/, 'a status')
+  t.match(received, /\r\nConnection: close\r\n/i, 'and the connection closes after it')
+  const code = service.child.exitCode ?? (await once(service.child, 'exit'))[0]
+  t.equal(code, 0, 'the service still exits cleanly')
+})
