@@ -23,6 +23,7 @@ export function colorsWanted (env: NodeJS.ProcessEnv, isTTY: boolean): boolean {
 }
 
 export function processIo (): CommandIo {
+  const colors = colorsWanted(process.env, process.stdout.isTTY === true)
   // a reader that goes away (`| head -4`) is no failure: the rest of the output goes nowhere
   let readerGone = false
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
@@ -30,15 +31,37 @@ export function processIo (): CommandIo {
     readerGone = true
   })
   return {
-    out: (line) => { if (!readerGone) process.stdout.write(line + '\n') },
-    err: (line) => { process.stderr.write(line + '\n') },
+    out: (line) => { if (!readerGone) process.stdout.write(printable(line, colors) + '\n') },
+    err: (line) => { process.stderr.write(printable(line, colors) + '\n') },
     stdin: process.stdin,
-    colors: colorsWanted(process.env, process.stdout.isTTY === true)
+    colors
   }
 }
 
 const STYLES = { bold: [1, 22], dim: [2, 22], red: [31, 39], green: [32, 39], yellow: [33, 39], cyan: [36, 39] } as const
 export type Style = keyof typeof STYLES
+
+/**
+ * Characters a terminal acts on rather than shows: C0 controls but the line feed (ESC starts
+ * sequences that move the cursor, clear the screen, retitle the window; BEL rings; CR
+ * overwrites the line), DEL, C1 controls (U+009B is a CSI too), and Unicode's bidirectional
+ * overrides and isolates, which reorder what is shown.
+ */
+const CONTROL = '[\\u0000-\\u0009\\u000b-\\u001f\\u007f-\\u009f\\u202a-\\u202e\\u2066-\\u2069]'
+const CONTROLS = new RegExp(CONTROL, 'g')
+/** With colours, paint()'s own sequences are kept: the only escapes the console means to write. */
+const CONTROLS_BUT_STYLES = new RegExp(`\\u001b\\[(?:${[...new Set(Object.values(STYLES).flat())].join('|')})m|${CONTROL}`, 'g')
+
+/**
+ * A line as the console prints it: every control character in it written as its JSON escape
+ * (`\u001b`, `\u0007`), whatever it came from (a path, `--host`, a route, an error), so that
+ * no text can drive the terminal; `--json` output stays valid JSON. Line feeds are the
+ * console's own line breaks. (With colours, text holding exactly one of paint()'s sequences
+ * could change a colour, and nothing else.)
+ */
+export function printable (line: string, colors: boolean): string {
+  return line.replace(colors ? CONTROLS_BUT_STYLES : CONTROLS, (match) => match.length > 1 ? match : `\\u${match.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
 
 /** `text` in a terminal style when the output is a terminal; as it is otherwise. */
 export function paint (io: Pick<CommandIo, 'colors'>, style: Style, text: string): string {

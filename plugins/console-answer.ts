@@ -79,7 +79,14 @@ function captureConsoleRequests (app: FastifyInstance, kernel: FastifyKernel, ma
   return { take: () => captured }
 }
 
+/** The answer, its URLs masked by the kernel's redaction policy as its logs and pages are (`?token=******`). */
 export async function kernelAnswer (app: FastifyInstance, kernel: FastifyKernel, method: string, target: string, host: string): Promise<KernelAnswer> {
+  const answer = await unmaskedAnswer(app, kernel, method, target, host)
+  const redactor = kernel.redactor
+  return { ...answer, url: redactor.url(answer.url), location: answer.location === null ? null : redactor.url(answer.location) }
+}
+
+async function unmaskedAnswer (app: FastifyInstance, kernel: FastifyKernel, method: string, target: string, host: string): Promise<KernelAnswer> {
   const mark = randomBytes(8).toString('hex')
   const capture = captureConsoleRequests(app, kernel, mark)
   // light-my-request normalises the URL it is given (`/a/../b` → `/b`): the raw target is put

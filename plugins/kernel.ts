@@ -13,6 +13,7 @@ import { exceptionLoggerSubscriptions } from '../src/kernel/listeners/exception-
 import { robotsSubscriptions } from '../src/kernel/listeners/robots.js'
 import { cspNoncesSubscriptions } from '../src/kernel/listeners/csp-nonces.js'
 import { wholeStackTraces } from '../src/errors/stack-trace-limit.js'
+import { redactRequestLogs } from '../src/log/request-log-redaction.js'
 import { kKernelInternalRoute, kKernelRoute, routeMarks } from '../src/symbols.js'
 import type { RouteMarks } from '../src/symbols.js'
 import { installLifecycle, kernelRequestAnswer } from './lifecycle.js'
@@ -111,6 +112,8 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
   })
   const kernel = new FastifyKernel(options, new RouteTable(routerOptionsOf(app)), errorController, sources)
   app.decorate('kernel', kernel)
+  // the request log lines (`incoming request`) mask what pages and profiles mask
+  redactRequestLogs(app.log, () => kernel.redactor)
   app.addHook('onReady', async () => { kernel.ready = true })
   app.decorateRequest('kernel', null)
   const routeHooks: RouteHooks = { onRequest: [kernelRequestAnswer], preParsing: [] }

@@ -9,7 +9,10 @@ import { kKernelInternalRoute, kProfilerRoute } from '../src/symbols.js'
 import { NotFoundHttpException, ServiceUnavailableHttpException } from '../src/errors/exceptions.js'
 import { permanentRedirect, redirectLocation } from '../src/routing/redirect.js'
 import { errorCodes } from '../src/errors/codes.js'
+import { reported } from '../src/errors/reported.js'
+import { OutageLog } from '../src/log/outage-log.js'
 import { resolveProfilerOptions } from '../src/profiler/options.js'
+import { Redactor } from '../src/http/redact.js'
 import type { ResolvedProfilerOptions } from '../src/profiler/options.js'
 import { Profiler } from '../src/profiler/profiler.js'
 import type { ProfilerRouteMark } from '../src/profiler/profiler.js'
@@ -71,6 +74,8 @@ async function openStorage (options: ResolvedProfilerOptions, app: FastifyInstan
 export async function registerProfiler (app: FastifyInstance, kernel: Kernel, options: ResolvedKernelOptions): Promise<void> {
   // validated in every mode, so that a typo fails in development and production alike
   const profilerOptions = resolveProfilerOptions(options.profiler, options.debug)
+  // its redact options are the policy of every output, production's logs included
+  if (profilerOptions !== undefined) kernel.redactor = new Redactor(profilerOptions.redactNames, profilerOptions.redactPattern)
   if (!options.debug || profilerOptions === undefined) return
 
   const storage = await openStorage(profilerOptions, app, options.clock)
@@ -109,12 +114,19 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   const panels = new Panels(() => kernel.collectors, new CollectorTemplates(handlebars, { preventIndent: true, knownHelpers: KNOWN_HELPERS }).render)
   profiler.panels = panels
 
-  /** A storage read for a profiler page: a shared store that is down is a 503 naming it, not a 500. */
+  const outage = new OutageLog(app.log, `fastify-kernel: the profiler storage (${storage.kind})`, 'the profiler pages answer 503')
+  /**
+   * A storage read for a profiler page: a shared store that is down is a 503 naming it, not a
+   * 500, logged once per outage rather than as an uncaught error on every page.
+   */
   async function read<T> (reading: Promise<T>): Promise<T> {
     try {
-      return await reading
+      const result = await reading
+      outage.recovered()
+      return result
     } catch (error) {
-      throw new ServiceUnavailableHttpException(`The profiler storage (${storage.kind}) is unavailable: ${(error as Error).message}`, error)
+      outage.failed(error)
+      throw reported(new ServiceUnavailableHttpException(`The profiler storage (${storage.kind}) is unavailable: ${(error as Error).message}`, error))
     }
   }
 

@@ -29,7 +29,9 @@ export async function registerSecurity (app: FastifyInstance, kernel: Kernel, op
   const security = new Security(securityOptions, firewalls, accessControl, passwordChecks, options.clock)
   app.decorate('kernelSecurity', security)
   if (firewalls.some((f) => (f.formLogin?.csrfParameter ?? f.logout?.csrfParameter ?? null) !== null)) await registerCsrfProtection(app)
-  kernel.subscribe([...firewallSubscriptions(security), ...securityExceptionSubscriptions], 'security')
+  // login redirects are absolute only when trustedHosts vets the host they would name
+  const hostsVetted = options.trustedHosts.length > 0
+  kernel.subscribe([...firewallSubscriptions(security), ...securityExceptionSubscriptions(hostsVetted)], 'security')
   for (const firewall of firewalls) {
     for (const path of [firewall.formLogin?.checkPath, firewall.logout?.path]) {
       // the session only exists under its cookie's path
@@ -37,7 +39,7 @@ export async function registerSecurity (app: FastifyInstance, kernel: Kernel, op
         throw new errorCodes.KERNEL_INVALID_OPTIONS(`invalid "security" options: firewall "${firewall.name}": "${path}" is outside the session cookie's path "${sessionCookie.path}".`)
       }
     }
-    if (firewall.formLogin !== null || firewall.logout !== null) await registerFirewallRoutes(app, security, firewall, sessionCookie!)
+    if (firewall.formLogin !== null || firewall.logout !== null) await registerFirewallRoutes(app, security, firewall, sessionCookie!, hostsVetted)
   }
 }
 
@@ -59,7 +61,7 @@ async function registerCsrfProtection (app: FastifyInstance): Promise<void> {
  * form) and logout (GET or POST `path`). With CSRF on, the token is checked before anything
  * else (preValidation): a forged request never reaches a password check or the session.
  */
-async function registerFirewallRoutes (app: FastifyInstance, security: Security, firewall: ResolvedFirewall, cookie: SessionCookie): Promise<void> {
+async function registerFirewallRoutes (app: FastifyInstance, security: Security, firewall: ResolvedFirewall, cookie: SessionCookie, hostsVetted: boolean): Promise<void> {
   await app.register(async function firewallRoutes (child) {
     await child.register(fastifyFormbody, { bodyLimit: 16 * 1024 })
     // with CSRF on, the route says where its token is, and checks it
@@ -69,7 +71,7 @@ async function registerFirewallRoutes (app: FastifyInstance, security: Security,
     const form = firewall.formLogin
     if (form !== null) {
       child.post(form.checkPath, routeOptions(`_security_check_${firewall.name}`, form.csrfParameter, false), async function securityLoginCheck (request, reply) {
-        return reply.redirect(await checkFormLogin(security, firewall, request), 302)
+        return reply.redirect(await checkFormLogin(security, firewall, request, hostsVetted), 302)
       })
     }
     const out = firewall.logout
@@ -80,7 +82,7 @@ async function registerFirewallRoutes (app: FastifyInstance, security: Security,
         // a GET carries its token in the query: Symfony's logout link (`/logout?_csrf_token=...`)
         ...routeOptions(`_security_logout_${firewall.name}`, out.csrfParameter, true),
         handler: async function securityLogout (request, reply) {
-          const location = await logout(firewall, request)
+          const location = await logout(firewall, request, hostsVetted)
           reply.clearCookie(cookie.name, { path: cookie.path, ...(cookie.domain === undefined ? {} : { domain: cookie.domain }) })
           return reply.redirect(location, 302)
         }

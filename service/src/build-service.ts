@@ -86,7 +86,8 @@ export async function buildService (env: ServiceEnv, overrides: { logger?: boole
           directory: env.PROFILER_DIR,
           maxProfiles: env.PROFILER_MAX_PROFILES,
           maxAge: env.PROFILER_MAX_AGE,
-          ...(env.PROFILER_ALLOWED_NETWORKS.length > 0 ? { allowedNetworks: env.PROFILER_ALLOWED_NETWORKS } : {})
+          ...(env.PROFILER_ALLOWED_NETWORKS.length > 0 ? { allowedNetworks: env.PROFILER_ALLOWED_NETWORKS } : {}),
+          allowedHosts: env.PROFILER_ALLOWED_HOSTS
         }
       },
       // a socket silent for 2 minutes is closed: the service pays Node's per-request timer for it
@@ -99,6 +100,9 @@ export async function buildService (env: ServiceEnv, overrides: { logger?: boole
   // after the kernel's own onClose (the profiler's last saves), the connection goes
   if (redis !== undefined) app.addHook('onClose', async () => { await redis.quit().catch(() => { redis.disconnect() }) })
   for (const note of services.notes) app.log[note.level](note.message)
+  if (env.APP_ENV === 'prod' && env.APP_TRUSTED_HOSTS.length === 0) {
+    app.log.warn('fastify-kernel: APP_TRUSTED_HOSTS is not set: every Host header is accepted, and the absolute URLs built from it (trailing-slash redirects) name whatever host a client sent; login redirects stay relative. Set APP_TRUSTED_HOSTS to a regular expression of the hosts the service answers for, such as ^(www\\.)?example\\.com$ (the kernel\'s trustedHosts option).')
+  }
   registerHealth(app, redis)
   registerExampleRoutes(app)
   // connects at the first statement: the service starts whether the database is up or not

@@ -38,6 +38,8 @@ export interface ServiceEnv extends RequestServicesEnv {
   PROFILER_MAX_AGE: number
   /** CIDRs allowed to open the profiler; empty: loopback and private networks */
   PROFILER_ALLOWED_NETWORKS: string[]
+  /** host names the profiler answers for besides the local ones (localhost, *.test, private addresses) */
+  PROFILER_ALLOWED_HOSTS: string[]
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
@@ -63,7 +65,8 @@ const schema = {
     PROFILER_DIR: { type: 'string', minLength: 1, default: 'var/profiler' },
     PROFILER_MAX_PROFILES: { type: 'integer', minimum: 1, maximum: 1000000, default: 2000 },
     PROFILER_MAX_AGE: { type: 'integer', minimum: 1, default: 172800 },
-    PROFILER_ALLOWED_NETWORKS: { type: 'string', default: '' }
+    PROFILER_ALLOWED_NETWORKS: { type: 'string', default: '' },
+    PROFILER_ALLOWED_HOSTS: { type: 'string', default: '' }
   }
 }
 
@@ -109,6 +112,11 @@ function envProblems (error: unknown): string {
     if (e.keyword === 'enum') return `${name} must be one of ${(e.params.allowedValues as string[]).join(', ')}`
     return `${name} ${e.message ?? 'is invalid'}`
   }).join('; ')
+}
+
+/** A comma-separated list, without its empty entries. */
+function list (value: unknown): string[] {
+  return String(value).split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
 }
 
 function flag (raw: Record<string, unknown>, name: string, fallback: boolean): boolean {
@@ -157,7 +165,8 @@ export function loadServiceEnv (data: Record<string, string | undefined> = proce
     PROFILER_DIR: raw.PROFILER_DIR as string,
     PROFILER_MAX_PROFILES: raw.PROFILER_MAX_PROFILES as number,
     PROFILER_MAX_AGE: raw.PROFILER_MAX_AGE as number,
-    PROFILER_ALLOWED_NETWORKS: (raw.PROFILER_ALLOWED_NETWORKS as string).split(',').map((cidr) => cidr.trim()).filter((cidr) => cidr !== '')
+    PROFILER_ALLOWED_NETWORKS: list(raw.PROFILER_ALLOWED_NETWORKS),
+    PROFILER_ALLOWED_HOSTS: list(raw.PROFILER_ALLOWED_HOSTS)
   }
   if (env.APP_ENV === 'prod' && env.APP_DEBUG && !env.APP_FORCE_DEBUG) {
     throw new ServiceConfigError('refusing to start with APP_DEBUG on in APP_ENV=prod: debug mode shows stack traces, request headers and the profiler to anyone who can reach the service. Set APP_DEBUG=0, or APP_FORCE_DEBUG=1 if you really mean it.')

@@ -1,6 +1,7 @@
 import closeWithGrace from 'close-with-grace'
 import { loadServiceEnv } from './env.js'
 import { buildService } from './build-service.js'
+import { drainKeepAliveConnections } from './keep-alive-drain.js'
 
 let env
 try {
@@ -20,6 +21,10 @@ try {
   console.error(typeof code === 'string' && /^(KERNEL|SERVICE)_/.test(code) ? (error as Error).message : error)
   process.exit(1)
 }
+
+// a request a client sends on a kept-alive connection as the service stops gets an answer
+// (503, Connection: close) for 2 s, rather than a reset
+drainKeepAliveConnections(app, 2000)
 
 // SIGINT / SIGTERM: stop accepting, finish in-flight requests, then exit (10 s at most)
 closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {

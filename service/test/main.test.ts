@@ -4,6 +4,7 @@ import { once } from 'node:events'
 import { resolve } from 'node:path'
 
 import { buildOnce, root } from '../../test/build-once.js'
+import { startService } from './process.js'
 
 const main = resolve(root, 'service/dist/main.js')
 
@@ -63,4 +64,40 @@ t.test('a bad variable is refused with its name', async (t) => {
   const { code, errors } = await refusedStart({ PORT: 'eighty' })
   t.equal(code, 1)
   t.match(errors, /PORT/)
+})
+
+t.test('prod without APP_TRUSTED_HOSTS warns once at start, naming the setting; with it, not at all', async (t) => {
+  const secret = { APP_ENV: 'prod', APP_SESSION_SECRET: 'x'.repeat(32) }
+  const bare = await startService(t, secret)
+  t.equal(bare.output().match(/APP_TRUSTED_HOSTS is not set/g)?.length, 1)
+  t.match(bare.output(), /"level":40,.*APP_TRUSTED_HOSTS is not set: every Host header is accepted.*Set APP_TRUSTED_HOSTS to a regular expression/)
+  const vetted = await startService(t, { ...secret, APP_TRUSTED_HOSTS: '^localhost$' })
+  t.notMatch(vetted.output(), 'APP_TRUSTED_HOSTS')
+  const dev = await startService(t, { APP_ENV: 'dev', PROFILER_STORAGE: 'memory' })
+  t.notMatch(dev.output(), 'APP_TRUSTED_HOSTS', 'a development machine is not warned')
+})
+
+t.test('SIGTERM in dev: a request sent afterwards on a kept-alive connection gets an answer (503, Connection: close), never a reset', async (t) => {
+  const { connect } = await import('node:net')
+  const service = await startService(t, { APP_ENV: 'dev', PROFILER_STORAGE: 'memory', LOG_LEVEL: 'info' })
+  const socket = connect(Number(new URL(service.base).port), '127.0.0.1')
+  let received = ''
+  let failure: string | undefined
+  socket.on('data', (chunk: Buffer) => { received += chunk.toString() })
+  socket.on('error', (error: NodeJS.ErrnoException) => { failure = error.code })
+  const closed = once(socket, 'close')
+  socket.write('GET /_health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+  while (!/\r\n\r\n[^]*\}/.test(received)) await once(socket, 'data')
+  t.match(received, /^HTTP\/1\.1 200 OK\r\n/, 'the connection is kept alive after a first answer')
+  received = ''
+
+  service.child.kill('SIGTERM')
+  while (!/shutting down/.test(service.output())) await new Promise((resolve) => setTimeout(resolve, 10))
+  socket.write('GET /_health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+  await closed
+  t.equal(failure, undefined, 'no ECONNRESET')
+  t.match(received, /^HTTP\/1\.1 503 Service Unavailable\r\n/, 'a status')
+  t.match(received, /\r\nConnection: close\r\n/i, 'and the connection closes after it')
+  const code = service.child.exitCode ?? (await once(service.child, 'exit'))[0]
+  t.equal(code, 0, 'the service still exits cleanly')
 })

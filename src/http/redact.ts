@@ -1,11 +1,18 @@
 export const REDACTED = '******'
 
 /**
- * Names of secret fields, headers and query parameters (case-insensitive): tokens, secrets,
- * passwords and keys anywhere in a name; `pwd` anywhere; `pass`, `pin`, `pincode` as a whole
- * word of it (`pass`, `user_pin`, `x-pin`, but not `passenger` or `shipping`).
+ * Names of secret fields, headers and query parameters (case-insensitive): the one list that
+ * logs, debug pages, profiles, the toolbar and the console mask.
+ * - Anywhere in a name: `token`, `secret`, `passw` (password, passwd), `passphrase`, `pwd`,
+ *   `key`, `csrf`, `jwt`, `session`, `signature`, `credential`.
+ * - `auth` anywhere (`auth`, `oauth_code`, `x-auth-user`, `authorization`, `authentication`),
+ *   except in `author…` (`author`, `authority`: no secrets, and common query names) and the
+ *   security panel's own `authenticated` and `authenticator` (a flag, a method's name).
+ * - `pass`, `pin` and `pincode` only as a whole word of the name (`pass`, `user_pin`, `x-pin`,
+ *   `pin-code`): as substrings they are in `passenger`, `shipping`, `spinner`, `mapping`.
  */
-export const DEFAULT_REDACT_PATTERN = 'token|secret|passw|passphrase|pwd|key|csrf|(^|[-_.\\s])(pass|pin|pincode)($|[-_.\\s])'
+export const DEFAULT_REDACT_PATTERN = 'token|secret|passw|passphrase|pwd|key|csrf|jwt|session|signature|credential|' +
+  'auth(?!or(?!i[sz])|enticated|enticator)|(^|[-_.\\s])(pass|pin|pincode)($|[-_.\\s])'
 
 /** Headers that always carry credentials, whatever their name says. */
 const SECRET_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'set-cookie']

@@ -57,3 +57,51 @@ export class ClientAllowList {
     return false
   }
 }
+
+/** Ranges of addresses no public client can name as the server's (a request's Host). */
+const NON_PUBLIC_RANGES = new Set(['loopback', 'private', 'linkLocal', 'uniqueLocal', 'unspecified'])
+/**
+ * Names public DNS never answers for: `localhost` and `*.localhost` (RFC 6761, the loopback),
+ * `*.test` (RFC 2606, used for local development: `myapp.test`).
+ */
+const LOCAL_NAME = /^(?:(?:.+\.)?localhost|.+\.test)$/
+
+/**
+ * Whether a request's Host names this machine the way only a local client does: a loopback
+ * or private address literal (`127.0.0.1`, `[::1]`, `172.17.0.2`, a container reached from its
+ * host), `localhost`, a name under `.localhost` or `.test`, or one of the hosts the user lists.
+ * A public name (`example.com`) in a request from a loopback or private peer means a reverse
+ * proxy on the same host or network forwarded it, without saying so in a header.
+ */
+export class LocalHosts {
+  private readonly listed: Set<string>
+  /** answers by host name, as ClientAllowList's by address */
+  private readonly answers = new Map<string, boolean>()
+
+  constructor (listed: readonly string[]) {
+    this.listed = new Set(listed.map(normalizeHost))
+  }
+
+  allows (hostname: string): boolean {
+    let answer = this.answers.get(hostname)
+    if (answer === undefined) {
+      answer = this.check(normalizeHost(hostname))
+      if (this.answers.size >= 1024) this.answers.clear()
+      this.answers.set(hostname, answer)
+    }
+    return answer
+  }
+
+  private check (host: string): boolean {
+    if (host === '') return false
+    if (this.listed.has(host) || LOCAL_NAME.test(host)) return true
+    const literal = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host
+    if (!ipaddr.isValid(literal)) return false
+    return NON_PUBLIC_RANGES.has(ipaddr.process(literal).range())
+  }
+}
+
+/** `Example.TEST.` → `example.test`: a host name as DNS compares it. */
+export function normalizeHost (host: string): string {
+  return host.trim().toLowerCase().replace(/\.$/, '')
+}

@@ -26,6 +26,12 @@ export interface ProfilerOptions {
   /** CIDRs of the clients that may open the profiler; default loopback and private networks */
   allowedNetworks?: string[]
   /**
+   * host names (without port) the profiler answers for besides the local ones (`localhost`,
+   * `*.localhost`, `*.test`, loopback and private addresses): a request naming any other host is
+   * taken to come through a reverse proxy, unless Fastify trusts the proxy (`trustProxy`)
+   */
+  allowedHosts?: string[]
+  /**
    * most share of the main thread spent building and serialising profiles, per second (default
    * 0.05); beyond it, under heavy load, further requests of the second are not profiled rather
    * than slowing the app. 1: never for it
@@ -74,6 +80,7 @@ export interface ResolvedProfilerOptions {
   maxAgeMs: number
   maxMemory: number
   allowedNetworks: Network[]
+  allowedHosts: string[]
   redactNames: string[]
   redactPattern: RegExp
   saveBudget: number
@@ -89,6 +96,8 @@ export const DEFAULT_ALLOWED_NETWORKS = [
   '10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16',
   'fc00::/7', 'fe80::/10'
 ]
+/** A host name or address as a Host header names it, without the port: `devbox.lan`, `[fd00::1]`. */
+const HOST_NAME = /^(?:\[[0-9a-f:.]+\]|[^\s/:@[\]]+)$/i
 export const DEFAULT_MAX_PROFILES = 2000
 export const DEFAULT_MAX_AGE_SECONDS = 2 * 24 * 3600
 
@@ -103,6 +112,7 @@ const schema = {
     maxAge: { type: 'number', exclusiveMinimum: 0 },
     maxMemory: { type: 'integer', minimum: 1024 },
     allowedNetworks: { type: 'array', items: { type: 'string' } },
+    allowedHosts: { type: 'array', items: { type: 'string', minLength: 1 } },
     saveBudget: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
     keepPerSecond: { type: 'integer', minimum: 0 },
     toolbar: { type: 'boolean' },
@@ -163,6 +173,10 @@ export function resolveProfilerOptions (given: boolean | ProfilerOptions | Recor
       problems.push(`option "profiler.redact.pattern" is not a regular expression: ${(error as Error).message}`)
     }
   }
+  const notHosts = (o.allowedHosts ?? []).filter((host) => !HOST_NAME.test(host.trim()))
+  if (notHosts.length > 0) {
+    problems.push(`option "profiler.allowedHosts": not a host name (no scheme, port or path; an IPv6 address in brackets): ${notHosts.map((host) => JSON.stringify(host)).join(', ')}`)
+  }
   if (o.storage === 'redis' && typeof o.redis?.client?.call !== 'function') {
     problems.push('option "profiler.redis.client" must be a Redis client (ioredis) when "profiler.storage" is "redis"')
   }
@@ -175,6 +189,7 @@ export function resolveProfilerOptions (given: boolean | ProfilerOptions | Recor
     maxAgeMs: (o.maxAge ?? DEFAULT_MAX_AGE_SECONDS) * 1000,
     maxMemory: o.maxMemory ?? 64 * 1024 * 1024,
     allowedNetworks,
+    allowedHosts: o.allowedHosts ?? [],
     redactNames: (o.redact?.names ?? []).map((n) => n.toLowerCase()),
     redactPattern,
     saveBudget: o.saveBudget ?? 0.05,

@@ -13,8 +13,8 @@ import type { ResolvedProfilerOptions } from './options.js'
 import type { ProfileStorage } from './storage/storage.js'
 import type { Profile } from './profile.js'
 import type { Panels } from './pages/panels.js'
-import { ClientAllowList } from './access.js'
-import { proxyHeaderOf, trustsProxy } from './proxy-headers.js'
+import { ClientAllowList, LocalHosts } from './access.js'
+import { proxiedWithoutHeaders, proxyHeaderOf, trustsProxy } from './proxy-headers.js'
 import { LogCapture } from './log-capture.js'
 import { missTrace } from './collectors/routing.js'
 import { payloadSize } from './collectors/request.js'
@@ -60,6 +60,7 @@ export interface ProfilerLogger {
 export class Profiler {
   readonly redactor: Redactor
   readonly allowList: ClientAllowList
+  readonly localHosts: LocalHosts
   readonly logCapture = new LogCapture()
   /** requests terminated in this turn of the event loop, saved (or dropped) on the next */
   private terminated: Array<{ request: FastifyRequest, reply: FastifyReply, context: KernelContext, recording: Recording }> = []
@@ -86,12 +87,13 @@ export class Profiler {
   private windowStart = 0
   private windowSpent = 0
   private windowSaves = 0
-  /** the proxy warning is logged once per process */
+  /** the proxy warnings are logged once per process */
   private proxyWarned = false
   /** what else starts with each profiled request's recording (its stopwatch, the render observer) */
   readonly recordingStarted: Array<(event: RequestEvent, recording: Recording) => void> = []
   /** the panels of the kernel's collectors (each profile's menu, badges and toolbar items) */
   panels: Panels | undefined
+  private hostWarned = false
 
   constructor (
     readonly options: ResolvedProfilerOptions,
@@ -101,6 +103,7 @@ export class Profiler {
   ) {
     this.redactor = new Redactor(options.redactNames, options.redactPattern)
     this.allowList = new ClientAllowList(options.allowedNetworks)
+    this.localHosts = new LocalHosts(options.allowedHosts)
     this.saveFailure = new ThrottledWarning(log, 'fastify-kernel: a profile could not be saved (at most one such warning per 10 s; every failure is counted in dropped)')
     this.collectFailure = new ThrottledWarning(log, 'fastify-kernel: a collector failed; its panel is left out of the profile (at most one such warning per 10 s)')
   }
@@ -174,7 +177,8 @@ export class Profiler {
   /**
    * May this client open the profiler? Behind a reverse proxy that Fastify does not trust,
    * `request.ip` is the proxy's address (private, on the same host or network: allowed by
-   * default) for every client on the Internet; such requests are refused whatever the address.
+   * default) for every client on the Internet; such requests are refused whatever the address:
+   * those with a proxy header, and those naming a host that is not local (docs/profiler.md).
    */
   readonly admits = (request: FastifyRequest): boolean => {
     if (!trustsProxy(request)) {
@@ -184,7 +188,17 @@ export class Profiler {
         return false
       }
     }
-    return this.allowList.allows(request.ip)
+    if (!this.allowList.allows(request.ip)) return false
+    // a local peer asking for a public host: a proxy that adds no header (nginx's default)
+    const proxied = trustsProxy(request) ? undefined : proxiedWithoutHeaders(request, this.localHosts)
+    if (proxied !== undefined) this.warnAboutHost(proxied, request.ip)
+    return proxied === undefined
+  }
+
+  private warnAboutHost (reason: string, ip: string): void {
+    if (this.hostWarned) return
+    this.hostWarned = true
+    this.log.warn({ ip }, `fastify-kernel: the profiler refused a request from ${ip} because ${reason}: a request from a local address that names a public host, or speaks HTTP/1.0 (nginx's default proxy_pass), came through a reverse proxy that did not say so, and behind it every client seems local. Have the proxy forward the client's address (X-Forwarded-For) and set Fastify's trustProxy to the proxy's address (TRUST_PROXY in the service); or, if this host is your own machine's, list it in profiler.allowedHosts (PROFILER_ALLOWED_HOSTS). Logged once.`)
   }
 
   private warnAboutProxy (header: string, ip: string): void {

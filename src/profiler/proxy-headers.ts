@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify'
+import type { LocalHosts } from './access.js'
 
 /**
  * Headers that say a request came through a reverse proxy, a load balancer or a CDN, which then
@@ -28,4 +29,17 @@ export function proxyHeaderOf (headers: FastifyRequest['headers']): string | und
  */
 export function trustsProxy (request: FastifyRequest): boolean {
   return request.ips !== undefined
+}
+
+/**
+ * Why a request that carries no proxy header still looks forwarded by a reverse proxy on the
+ * same host or network (its peer is local, as every client of such a proxy seems), or
+ * undefined: it names a host that is not local (`Host: example.com` from 127.0.0.1: the proxy
+ * passed the client's Host on), or it speaks HTTP/1.0, as nginx's default `proxy_pass` does
+ * (which names its upstream as the Host: `127.0.0.1:8000`); browsers and curl speak HTTP/1.1.
+ */
+export function proxiedWithoutHeaders (request: FastifyRequest, localHosts: LocalHosts): string | undefined {
+  if (request.raw.httpVersion === '1.0') return 'it speaks HTTP/1.0'
+  if (!localHosts.allows(request.hostname)) return `it names the host "${request.hostname}"`
+  return undefined
 }

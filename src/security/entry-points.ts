@@ -1,4 +1,5 @@
 import type { KernelResponse } from '../http/response.js'
+import type { KernelContext } from '../kernel/context.js'
 import type { EntryPointName, ResolvedFirewall } from './options.js'
 
 /** Symfony answers with an empty Response, which its prepare() types as HTML. */
@@ -18,6 +19,16 @@ export function bearerChallenge (realm: string, invalidToken: boolean): string {
 /** 401 with the challenge and an empty body: no error page, as Symfony's entry points answer. */
 export function unauthorized (challenge: string): KernelResponse {
   return { statusCode: 401, headers: { 'WWW-Authenticate': challenge }, contentType: EMPTY_HTML, body: '' }
+}
+
+/**
+ * Where the login redirects (entry point, login check, logout) start from. Symfony makes them
+ * absolute from the request's host, which only `trustedHosts` vets: without it a forged
+ * `Host: evil.example` would send the browser there. Then the Location is relative (`/login`),
+ * which browsers resolve against the URL they asked for; absolute only from a vetted host.
+ */
+export function redirectOrigin (context: KernelContext | null | undefined, hostsVetted: boolean): string {
+  return hostsVetted ? context?.origin() ?? '' : ''
 }
 
 export function redirect (location: string): KernelResponse {

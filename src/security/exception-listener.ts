@@ -3,7 +3,7 @@ import { Priority, Stage } from '../kernel/stages.js'
 import { subscription } from '../kernel/dispatcher.js'
 import { AccessDeniedHttpException, ServiceUnavailableHttpException, AccessDeniedException, AuthenticationException } from '../errors/exceptions.js'
 import { securityOf } from './firewall-listener.js'
-import { startAuthentication } from './entry-points.js'
+import { redirectOrigin, startAuthentication } from './entry-points.js'
 import { sessionOf, targetPathKey } from './session-token.js'
 import { invalidCsrfToken, isCsrfRefusal } from './csrf.js'
 
@@ -15,10 +15,14 @@ import { invalidCsrfToken, isCsrfRefusal } from './csrf.js'
  * - an authenticated user denied access: the error becomes AccessDeniedHttpException
  *   (403 `Access Denied.`, the security exception as its cause) for the error controller;
  * - a CSRF token refused by @fastify/csrf-protection: 403 `Invalid CSRF token.` likewise.
+ *
+ * The redirect to the login form is absolute only with `hostsVetted` (see `redirectOrigin`).
  */
-export const securityExceptionSubscriptions = [subscription(Stage.EXCEPTION, Priority.SECURITY_EXCEPTION, 'security exceptions', securityExceptions)]
+export function securityExceptionSubscriptions (hostsVetted: boolean) {
+  return [subscription(Stage.EXCEPTION, Priority.SECURITY_EXCEPTION, 'security exceptions', (event: ExceptionEvent) => { securityExceptions(event, hostsVetted) })]
+}
 
-function securityExceptions (event: ExceptionEvent): void {
+function securityExceptions (event: ExceptionEvent, hostsVetted: boolean): void {
   const error = event.error
   if (isCsrfRefusal(error)) {
     // the token's secret is in a session the store could not read: a 503, not the client's fault
@@ -40,7 +44,7 @@ function securityExceptions (event: ExceptionEvent): void {
   const uri = event.context.uri
   if (state === null || state.firewall === null || uri === undefined) return
   const firewall = state.firewall
-  const answer = startAuthentication(firewall, event.context.origin())
+  const answer = startAuthentication(firewall, redirectOrigin(event.context, hostsVetted))
   if (answer === null) return
   if (firewall.entryPoint === 'formLogin' && event.request.method === 'GET') {
     // back to this page after logging in (Symfony's target path): this uses the session

@@ -8,6 +8,7 @@ import { sessionOf, targetPathKey, tokenKey } from './session-token.js'
 import type { StoredToken } from './session-token.js'
 import type { StoredUser } from './user-provider.js'
 import { CSRF_SESSION_KEY } from './csrf.js'
+import { redirectOrigin } from './entry-points.js'
 
 /** A local path, never `//host` or `/\host` (which browsers read as another site). */
 function isLocalPath (value: unknown): value is string {
@@ -19,14 +20,14 @@ function isLocalPath (value: unknown): value is string {
  * session fixation; the session's other attributes move to the new id), the user is kept in
  * it, and the answer is a redirect to the saved target path or `defaultTargetPath`. Failure:
  * a redirect back to the login form with `?error=1`, and no session is created or touched.
- * Returns the absolute Location to redirect to.
+ * Returns the Location to redirect to (absolute only from a host `trustedHosts` vetted).
  */
-export async function checkFormLogin (security: Security, firewall: ResolvedFirewall, request: FastifyRequest): Promise<string> {
+export async function checkFormLogin (security: Security, firewall: ResolvedFirewall, request: FastifyRequest, hostsVetted: boolean): Promise<string> {
   const form = firewall.formLogin!
   const body = (typeof request.body === 'object' && request.body !== null ? request.body : {}) as Record<string, unknown>
   const username = body[form.usernameParameter]
   const password = body[form.passwordParameter]
-  const base = request.kernel?.origin() ?? ''
+  const base = redirectOrigin(request.kernel, hostsVetted)
   const valid = typeof username === 'string' && typeof password === 'string' &&
     username.length <= MAX_USERNAME_LENGTH && password.length <= MAX_PASSWORD_LENGTH
   const state = securityOf(request.kernel)
@@ -59,7 +60,7 @@ export async function checkFormLogin (security: Security, firewall: ResolvedFire
 }
 
 /** Logout: the session is destroyed (its cookie cleared by the caller); returns the Location. */
-export async function logout (firewall: ResolvedFirewall, request: FastifyRequest): Promise<string> {
+export async function logout (firewall: ResolvedFirewall, request: FastifyRequest, hostsVetted: boolean): Promise<string> {
   const session = sessionOf(request) as { destroy?: () => Promise<void> } | null
   if (session !== null && typeof session.destroy === 'function') await session.destroy()
   const state = securityOf(request.kernel)
@@ -68,5 +69,5 @@ export async function logout (firewall: ResolvedFirewall, request: FastifyReques
     state.roles = []
     state.authenticator = null
   }
-  return (request.kernel?.origin() ?? '') + firewall.logout!.target
+  return redirectOrigin(request.kernel, hostsVetted) + firewall.logout!.target
 }

@@ -28,6 +28,13 @@ t.test('a 301: the target, exit 1; --host decides the absolute Location', async 
   t.match(stdout, /\nblog\s+GET\s+\/blog\/\s+trailing slash\s+trailing slash: the route is \/blog\/ \(a GET or HEAD request is redirected\)\n/)
 })
 
+t.test('secret query values are masked in what the console prints, as in the logs and pages', async (t) => {
+  const { stdout } = runCli(['match', app, '/blog?token=t0k3n&page=2'])
+  t.match(stdout, /^GET http:\/\/localhost\/blog\?token=\*{6}&page=2\n301 Moved Permanently: Location http:\/\/localhost\/blog\/\?token=\*{6}&page=2 /)
+  t.notMatch(stdout, 't0k3n')
+  t.notMatch(answer(['/blog?token=t0k3n']).answer.location, 't0k3n', 'and in --json')
+})
+
 t.test('a 405 with Allow, under a prefix; a 404 with message and cause', async (t) => {
   const put = runCli(['match', app, '/api/orders/7', '--method', 'put'])
   t.equal(put.status, 1)
@@ -78,4 +85,30 @@ t.test('usage errors exit 2', async (t) => {
     t.equal(status, 2, args.join(' '))
     t.match(stderr, 'usage: fastify-kernel match <app> <path>', args.join(' '))
   }
+})
+
+/** The characters a terminal would act on (the line feed aside), which the console's output may not hold. */
+function terminalControls (text: string): string[] {
+  return [...text].filter((c) => {
+    const code = c.codePointAt(0)!
+    return (code < 0x20 && code !== 0x0a) || (code >= 0x7f && code <= 0x9f) || (code >= 0x202a && code <= 0x202e) || (code >= 0x2066 && code <= 0x2069)
+  })
+}
+
+t.test('control characters from the path, --host or a filter are printed escaped (\\u001b), never raw', async (t) => {
+  const path = '/x\u001b[2J\u0007\r\u009b\u202e'
+  const host = 'evil\u001b]0;pwned\u0007'
+  for (const env of [{}, { FORCE_COLOR: '1' }] as Array<Record<string, string>>) {
+    const { stdout, stderr } = runCli(['match', app, path, '--host', host], env)
+    const printed = stdout + stderr
+    const unstyled = [1, 22, 2, 31, 32, 33, 36, 39].reduce((text, code) => text.replaceAll(`\u001b[${code}m`, ''), printed)
+    t.same(terminalControls(unstyled), [], `no raw control character${'FORCE_COLOR' in env ? ' (colours: only their own sequences)' : ''}`)
+    t.match(printed, 'evil\\u001b]0;pwned\\u0007', 'the host, escaped')
+    t.match(printed, '/x\\u001b[2J\\u0007\\u000d\\u009b\\u202e', 'the path, escaped')
+  }
+  const json = runCli(['match', app, '/hello/\u001b[31mred\u0007', '--json'])
+  t.same(terminalControls(json.stdout), [])
+  t.equal((JSON.parse(json.stdout) as KernelAnswer).url, 'http://localhost/hello/\u001b[31mred\u0007', '--json stays JSON, its strings intact')
+  const filtered = runCli(['routes', app, 'nothing\u001b[2J'])
+  t.equal(filtered.stderr, 'fastify-kernel: no route name or path contains "nothing\\u001b[2J"\n')
 })

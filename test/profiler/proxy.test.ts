@@ -44,3 +44,62 @@ t.test('trustProxy on: the forwarded client address decides, the headers are exp
   t.equal((await app.inject({ url: '/_profiler/', headers: { host, 'x-forwarded-for': '198.51.100.7' } })).statusCode, 404, 'an Internet client behind it')
   t.equal(warnings().length, 0)
 })
+
+/** A raw request over a real socket, answered and closed: the whole answer. */
+async function rawRequest (port: number, lines: string[]): Promise<string> {
+  const { connect } = await import('node:net')
+  const socket = connect(port, '127.0.0.1')
+  let text = ''
+  socket.on('data', (chunk: Buffer) => { text += chunk.toString() })
+  socket.write(lines.join('\r\n') + '\r\n\r\n')
+  await new Promise((resolve) => socket.on('close', resolve))
+  return text
+}
+
+t.test('trustProxy off: a local peer naming a public host, or speaking HTTP/1.0, is a proxy that adds no header: 404, no toolbar, one warning', async (t) => {
+  const lines: Array<{ level: number, msg: string }> = []
+  const stream = new Writable({ write (chunk, _encoding, done) { lines.push(JSON.parse(String(chunk))); done() } })
+  const app = await buildApp({ debug: true }, { logger: { level: 'warn', stream } }, (app) => {
+    app.get('/page', async (_request, reply) => reply.type('text/html').send('<html><body><p>page</p></body></html>'))
+  })
+  t.teardown(() => app.close())
+  const warnings = () => lines.filter((line) => line.level === 40 && line.msg.includes('the profiler refused a request from'))
+
+  for (const [peer, name] of [['127.0.0.1', 'example.com'], ['127.0.0.1', 'example.com:8000'], ['::1', 'shop.example.org'], ['172.17.0.1', 'app'], ['10.0.0.5', '203.0.113.9']]) {
+    const refused = await app.inject({ url: '/_profiler/', headers: { host: name }, remoteAddress: peer })
+    t.equal(refused.statusCode, 404, `${peer} naming ${name}: refused`)
+    const html = await app.inject({ url: '/page', headers: { host: name }, remoteAddress: peer })
+    t.notMatch(html.body, 'kwdt', `${peer} naming ${name}: no toolbar`)
+  }
+  t.equal(warnings().length, 1, 'one warning')
+  t.match(warnings()[0].msg, /names the host "example\.com".*X-Forwarded-For.*trustProxy.*profiler\.allowedHosts \(PROFILER_ALLOWED_HOSTS\)/)
+
+  // what a developer's browser names: this machine, a container from its host, a LAN address
+  for (const [peer, name] of [['127.0.0.1', 'localhost:8000'], ['127.0.0.1', '127.0.0.1:8000'], ['::1', '[::1]:8000'], ['127.0.0.1', 'LocalHost.'], ['127.0.0.1', 'myapp.localhost'], ['127.0.0.1', 'myapp.test'], ['172.17.0.1', '172.17.0.2:8000'], ['192.168.1.20', '192.168.1.10:8000'], ['::ffff:10.0.0.2', '[fd00::1]:8000']]) {
+    t.equal((await app.inject({ url: '/_profiler/', headers: { host: name }, remoteAddress: peer })).statusCode, 200, `${peer} naming ${name}: opened`)
+    t.match((await app.inject({ url: '/page', headers: { host: name }, remoteAddress: peer })).body, 'kwdt', `${peer} naming ${name}: the toolbar`)
+  }
+
+  // nginx's default proxy_pass to 127.0.0.1:8000: HTTP/1.0, Host the upstream's, no header
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const port = (app.server.address() as { port: number }).port
+  const viaNginx = await rawRequest(port, ['GET /_profiler/ HTTP/1.0', `Host: 127.0.0.1:${port}`, 'Connection: close'])
+  t.match(viaNginx, /^HTTP\/1\.1 404 /, 'HTTP/1.0 is refused')
+  const direct = await rawRequest(port, ['GET /_profiler/ HTTP/1.1', `Host: 127.0.0.1:${port}`, 'Connection: close'])
+  t.match(direct, /^HTTP\/1\.1 200 /, 'HTTP/1.1 from the same peer opens it')
+  t.equal(warnings().length, 1, 'the warning was logged once, for the first refusal only')
+})
+
+t.test('allowedHosts opens the profiler for more names; trustProxy on leaves the Host to the proxy; bad names are refused at register', async (t) => {
+  const listed = await buildApp({ debug: true, profiler: { allowedHosts: ['DevBox.lan'] } })
+  t.teardown(() => listed.close())
+  t.equal((await listed.inject({ url: '/_profiler/', headers: { host: 'devbox.lan:8000' }, remoteAddress: '192.168.1.20' })).statusCode, 200)
+  t.equal((await listed.inject({ url: '/_profiler/', headers: { host: 'other.lan:8000' }, remoteAddress: '192.168.1.20' })).statusCode, 404)
+  const trusted = await buildApp({ debug: true }, { trustProxy: '127.0.0.1' })
+  t.teardown(() => trusted.close())
+  t.equal((await trusted.inject({ url: '/_profiler/', headers: { host: 'staging.example.com', 'x-forwarded-for': '10.1.2.3' } })).statusCode, 200, 'the trusted proxy reports a private client')
+  await t.rejects(buildApp({ debug: true, profiler: { allowedHosts: ['devbox.lan:8000', 'http://x', 'ok.lan', '[fd00::1]'] } }), {
+    code: 'KERNEL_INVALID_OPTIONS',
+    message: 'option "profiler.allowedHosts": not a host name (no scheme, port or path; an IPv6 address in brackets): "devbox.lan:8000", "http://x"'
+  })
+})

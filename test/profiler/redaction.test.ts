@@ -99,3 +99,16 @@ t.test('a text/plain POST to a login path keeps no password: name=value pairs, J
   t.match(free, /^\*{6} \(\d+ characters/)
   t.equal(await send('just a note'), 'just a note', 'text naming no secret is kept')
 })
+
+t.test('the default list: auth, jwt, session, signature, credential are masked too; author and the security panel\'s own fields are not', async (t) => {
+  const redactor = new Redactor()
+  const secret = ['password', 'token', 'secret', 'api_key', 'auth', 'Authorization', 'oauth_code', 'x-authentication', 'jwt', 'session', 'sessionId', 'signature', 'X-Signature', 'credential', 'credentials', 'pin', 'user_pin', 'csrf']
+  const plain = ['author', 'authority', 'authenticated', 'authenticator', 'shipping', 'spinner', 'mapping', 'passenger', 'page', 'q']
+  t.same(secret.filter((name) => !redactor.isSecret(name)), [], 'every secret name is masked')
+  t.same(plain.filter((name) => redactor.isSecret(name)), [], 'no look-alike is')
+  const app = await buildApp({ debug: true })
+  t.teardown(() => app.close())
+  const { profile } = await profiled(app, { url: '/form?auth=a1&jwt=j1&session=s1&signature=g1&credential=c1&author=ada' })
+  t.same(profile.collected.request!.query, { auth: REDACTED, jwt: REDACTED, session: REDACTED, signature: REDACTED, credential: REDACTED, author: 'ada' })
+  t.equal(profile.url, 'http://example.test/form?auth=******&jwt=******&session=******&signature=******&credential=******&author=ada')
+})

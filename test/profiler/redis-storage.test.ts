@@ -1,6 +1,7 @@
 import t from 'tap'
 import type { Test } from 'tap'
 import { once } from 'node:events'
+import { Writable } from 'node:stream'
 import { Redis } from 'ioredis'
 import { RedisProfileStorage, RETRY_AFTER_MS } from '../../src/profiler/storage/redis.js'
 import type { Profile } from '../../src/profiler/profile.js'
@@ -218,4 +219,34 @@ t.test('redis storage: a Redis that does not answer fails each call at its time 
   await t.rejects(store.save(profile), { code: 'KERNEL_REDIS_TIMEOUT' })
   await t.rejects(store.find(), { code: 'KERNEL_REDIS_TIMEOUT' })
   await sleeping
+})
+
+t.test('a Redis outage is logged once at WARN with its cause, its recovery once at INFO; the pages\' 503s are not uncaught errors', async (t) => {
+  const redis = await TestRedis.start(t)
+  const client = await appClient(t, redis)
+  const lines: Array<{ level: number, msg: string, err?: { message: string } }> = []
+  const stream = new Writable({ write (chunk, _encoding, done) { lines.push(JSON.parse(String(chunk))); done() } })
+  const app = await buildApp({ debug: true, profiler: { storage: 'redis', redis: { client, commandTimeout: 300 } } }, { logger: { level: 'info', stream } })
+  t.teardown(() => app.close())
+  const about = (pattern: RegExp) => lines.filter((line) => pattern.test(line.msg))
+  t.equal((await app.inject({ url: '/_profiler/', headers: { host } })).statusCode, 200)
+
+  await redis.stop()
+  for (const url of ['/_profiler/', '/_profiler/latest', '/_profiler/', '/_profiler/abcdef']) {
+    t.equal((await app.inject({ url, headers: { host } })).statusCode, 503, url)
+  }
+  const down = about(/profiler storage \(redis\) is unavailable: .+; the profiler pages answer 503 until it answers again/)
+  t.equal(down.length, 1, 'one warning for the outage')
+  t.equal(down[0]?.level, 40)
+  t.ok(down[0]?.err?.message, 'with its cause')
+  t.same(lines.filter((line) => line.level >= 50), [], 'no error line: no "Uncaught exception" per page')
+
+  await redis.start()
+  // the client reconnects by itself
+  if (client.status !== 'ready') await once(client, 'ready')
+  t.equal((await app.inject({ url: '/_profiler/', headers: { host } })).statusCode, 200, 'the pages answer again')
+  await app.inject({ url: '/_profiler/', headers: { host } })
+  const up = about(/profiler storage \(redis\) answers again/)
+  t.equal(up.length, 1, 'one line for the recovery')
+  t.equal(up[0]?.level, 30)
 })

@@ -31,7 +31,8 @@ async function app (kernel: KernelOptions = {}, trustProxy = true): Promise<Fast
 const hostile = 'javascript:alert(1)//'
 
 t.test('X-Forwarded-Proto: only http and https are schemes; anything else is http', async (t) => {
-  const server = await app()
+  // the host vetted, so that the login redirects are absolute too
+  const server = await app({ trustedHosts: ['^example\\.test$'] })
   t.teardown(() => server.close())
   const headers = { host: 'example.test', 'x-forwarded-proto': hostile }
 

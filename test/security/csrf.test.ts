@@ -38,7 +38,7 @@ t.test('a forged cross-site login (no session, or a token of another session) is
 
   const real = await postLogin(app, victim.cookie, { ...credentials, _csrf_token: victim.token })
   t.equal(real.res.statusCode, 302)
-  t.equal(real.res.headers.location, 'http://example.test/')
+  t.equal(real.res.headers.location, '/')
   t.equal(checks, 1)
   const header = await call(app, { method: 'POST', url: '/login', headers: { 'content-type': form, cookie: attacker.cookie, 'x-csrf-token': attacker.token }, payload: new URLSearchParams(credentials).toString() })
   t.equal(header.res.statusCode, 302, 'JavaScript clients may send the token in X-CSRF-Token')
@@ -103,7 +103,7 @@ t.test('csrf: false opts out (APIs, tests); csrfParameter renames the field', as
   t.equal((await off.inject({ url: '/login' })).json().token, null, '@fastify/csrf-protection is not even registered')
   const { res } = await login(off, 'admin', passwords.admin, undefined, { csrf: false })
   t.equal(res.statusCode, 302)
-  t.equal(res.headers.location, 'http://example.test/')
+  t.equal(res.headers.location, '/')
   const cookie = sessionCookie(res)!
   t.equal((await call(off, { url: '/logout', headers: { cookie } })).res.statusCode, 302, 'a plain logout link')
 
