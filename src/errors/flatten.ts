@@ -74,6 +74,12 @@ const KERNEL_OWNED_HEADERS = new Set(['content-type', 'content-length', 'transfe
 /** A value Node would refuse in a header (a control character): such a header is dropped, not a crash. */
 const INVALID_HEADER_VALUE = /[^\t\x20-\x7e\x80-\xff]/
 
+function headerValue (value: unknown): string | undefined {
+  if (typeof value === 'string') return value
+  if (typeof value === 'number') return String(value)
+  return Array.isArray(value) && value.every((v) => typeof v === 'string') ? value.join(', ') : undefined
+}
+
 /**
  * The headers an error asks its response to carry: an HttpException's, and, as Fastify's own
  * error handler sends them, the `headers` of any error (http-errors, @fastify/sensible, a plain
@@ -86,9 +92,7 @@ export function headersOf (error: unknown): Record<string, string> {
   const headers: Record<string, string> = {}
   for (const [name, value] of Object.entries(own)) {
     if (KERNEL_OWNED_HEADERS.has(name.toLowerCase())) continue
-    const text = typeof value === 'string' ? value
-      : typeof value === 'number' ? String(value)
-        : Array.isArray(value) && value.every((v) => typeof v === 'string') ? value.join(', ') : undefined
+    const text = headerValue(value)
     if (text !== undefined && !INVALID_HEADER_VALUE.test(text)) headers[name] = text
   }
   return headers
