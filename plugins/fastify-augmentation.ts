@@ -61,5 +61,10 @@ declare module 'fastify' {
      * turns a miss into a 405 and never appears in `Allow`. OPTIONS-only wildcards are by default
      */
     catchAll?: boolean
+    /**
+     * the format of the route's error responses whatever the client accepts (Symfony's
+     * `_format`): `'json'` for an API route; `'html'`; default: `Accept` decides
+     */
+    format?: 'json' | 'html'
   }
 }

@@ -15,6 +15,7 @@ import { cspNoncesSubscriptions } from '../src/kernel/listeners/csp-nonces.js'
 import { wholeStackTraces } from '../src/errors/stack-trace-limit.js'
 import { kKernelInternalRoute, kKernelRoute, routeMarks } from '../src/symbols.js'
 import type { RouteMarks } from '../src/symbols.js'
+import { errorCodes } from '../src/errors/codes.js'
 import { installLifecycle, kernelRequestAnswer } from './lifecycle.js'
 import { createBodyTimeout } from './body-timeout.js'
 import { answerConnectRequests } from './connect.js'
@@ -43,6 +44,10 @@ function routerOptionsOf (app: FastifyInstance): ConstructorParameters<typeof Ro
 function mirrorRoutes (app: FastifyInstance, routes: RouteTable, routeHooks: RouteHooks): void {
   app.addHook('onRoute', (route: RouteOptions) => {
     giveRouteHooks(route, routeHooks)
+    const format = route.config?.format
+    if (format !== undefined && format !== 'json' && format !== 'html') {
+      throw new errorCodes.KERNEL_INVALID_OPTIONS(`route "${String(route.method)} ${route.url}": config.format must be "json" or "html".`)
+    }
     const name = route.config?.name
     const catchAll = route.config?.catchAll
     const marks = routeMarks(route.config)
@@ -107,7 +112,9 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
     render,
     extensions: () => kernel.errorPageExtensions,
     redactor: (): Kernel['redactor'] => kernel.redactor,
-    sources
+    sources,
+    formatOfPath: options.formatOfPath,
+    jsonErrors: options.jsonErrors
   })
   const kernel = new FastifyKernel(options, new RouteTable(routerOptionsOf(app)), errorController, sources)
   app.decorate('kernel', kernel)
