@@ -43,6 +43,7 @@ import { HttpException } from '../src/errors/exceptions.js'
 import { errorCodes } from '../src/errors/codes.js'
 import { kKernelNotFound } from '../src/symbols.js'
 import { applyKernelResponse, sendKernelResponse } from './kernel-response.js'
+import { installErrorHandler } from './error-handler.js'
 
 /**
  * Installs the lifecycle's hooks on the app (the route-level ones, `kernelRequestAnswer` and
@@ -56,7 +57,7 @@ export function installLifecycle (app: FastifyInstance, kernel: Kernel): void {
     const notFoundOptions = { config: { [kKernelNotFound]: true }, onRequest: [kernelRequestAnswer], preParsing: [kernelMissBody] }
     app.setNotFoundHandler(notFoundOptions as never, kernelNotFound)
   }
-  app.setErrorHandler(kernelException)
+  installErrorHandler(app, kernelException)
   app.addHook('onError', kernelRecordError)
   // kernel.response and kernel.finish_request / kernel.terminate get their Fastify hooks only
   // once they have a listener (or are traced): a production app without any pays nothing for them
