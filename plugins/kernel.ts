@@ -21,20 +21,8 @@ import { createBodyTimeout } from './body-timeout.js'
 import { answerConnectRequests } from './connect.js'
 import { registerLocale } from './locale.js'
 import { registerRequestSecurity } from './request-security.js'
+import { routerOptionsOf } from './router-options.js'
 import './fastify-augmentation.js'
-
-/** The application router's options, so that the kernel's route mirror matches as Fastify does. */
-function routerOptionsOf (app: FastifyInstance): ConstructorParameters<typeof RouteTable>[0] {
-  // Fastify 5 takes them in routerOptions, and still at the top level (deprecated)
-  const { routerOptions, ...top } = app.initialConfig
-  return {
-    caseSensitive: routerOptions?.caseSensitive ?? top.caseSensitive,
-    ignoreTrailingSlash: routerOptions?.ignoreTrailingSlash ?? top.ignoreTrailingSlash,
-    ignoreDuplicateSlashes: routerOptions?.ignoreDuplicateSlashes ?? top.ignoreDuplicateSlashes,
-    maxParamLength: routerOptions?.maxParamLength ?? top.maxParamLength,
-    allowUnsafeRegex: routerOptions?.allowUnsafeRegex ?? top.allowUnsafeRegex
-  }
-}
 
 /**
  * Mirrors each route added after the kernel (names, handlers, definition order) and stamps its

@@ -5,6 +5,7 @@ import type { ResolvedKernelOptions } from '../src/config/options.js'
 import { Priority, Stage } from '../src/kernel/stages.js'
 import { subscription } from '../src/kernel/dispatcher.js'
 import { TRACE_PARTIALS, createTemplateRenderer, KNOWN_HELPERS } from './views.js'
+import { routerOptionsOf } from './router-options.js'
 import { kKernelInternalRoute, kProfilerRoute } from '../src/symbols.js'
 import { NotFoundHttpException, ServiceUnavailableHttpException } from '../src/errors/exceptions.js'
 import { permanentRedirect, redirectLocation } from '../src/routing/redirect.js'
@@ -144,8 +145,10 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
     return redirectTo(request, reply, (request.kernel?.uri?.path ?? request.url.split('?')[0]!).replace(/\/+$/, ''))
   }
 
+  // with Fastify's ignoreTrailingSlash, `/x` and `/x/` are one route: the router serves both
+  const slashTwins = routerOptionsOf(app).ignoreTrailingSlash !== true
   // Symfony profiles the profiler's redirects: only its pages switch the profiler off
-  app.get(PROFILER_PATH, config('_profiler_home_redirect', 'profiled'), async function profilerHomeRedirect (request, reply) {
+  if (slashTwins) app.get(PROFILER_PATH, config('_profiler_home_redirect', 'profiled'), async function profilerHomeRedirect (request, reply) {
     return redirectTo(request, reply, `${PROFILER_PATH}/`)
   })
 
@@ -163,7 +166,7 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
 
   // Symfony's redirectable matcher sends a GET with the wrong trailing slash to the right URL;
   // the profiler's routes are not in the app's route table, so they say it themselves
-  app.get(`${PROFILER_PATH}/:token/`, config('_profiler_trailing_slash', 'profiled'), async function profilerTrailingSlash (request, reply) {
+  if (slashTwins) app.get(`${PROFILER_PATH}/:token/`, config('_profiler_trailing_slash', 'profiled'), async function profilerTrailingSlash (request, reply) {
     return redirectWithoutTrailingSlash(request, reply)
   })
 
@@ -191,7 +194,7 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   }
 
   // the wrong trailing slash, as for the profile pages: Symfony's redirectable matcher
-  app.get(`${TOOLBAR_PATH}/:token/`, config('_wdt_trailing_slash', 'profiled'), async function webDebugToolbarTrailingSlash (request, reply) {
+  if (slashTwins) app.get(`${TOOLBAR_PATH}/:token/`, config('_wdt_trailing_slash', 'profiled'), async function webDebugToolbarTrailingSlash (request, reply) {
     return redirectWithoutTrailingSlash(request, reply)
   })
 
