@@ -146,9 +146,9 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   }
 
   // with Fastify's ignoreTrailingSlash, `/x` and `/x/` are one route: the router serves both
-  const slashTwins = routerOptionsOf(app).ignoreTrailingSlash !== true
+  const twins: Pick<FastifyInstance, 'get'> = routerOptionsOf(app).ignoreTrailingSlash === true ? { get: () => app } as never : app
   // Symfony profiles the profiler's redirects: only its pages switch the profiler off
-  if (slashTwins) app.get(PROFILER_PATH, config('_profiler_home_redirect', 'profiled'), async function profilerHomeRedirect (request, reply) {
+  twins.get(PROFILER_PATH, config('_profiler_home_redirect', 'profiled'), async function profilerHomeRedirect (request, reply) {
     return redirectTo(request, reply, `${PROFILER_PATH}/`)
   })
 
@@ -166,7 +166,7 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
 
   // Symfony's redirectable matcher sends a GET with the wrong trailing slash to the right URL;
   // the profiler's routes are not in the app's route table, so they say it themselves
-  if (slashTwins) app.get(`${PROFILER_PATH}/:token/`, config('_profiler_trailing_slash', 'profiled'), async function profilerTrailingSlash (request, reply) {
+  twins.get(`${PROFILER_PATH}/:token/`, config('_profiler_trailing_slash', 'profiled'), async function profilerTrailingSlash (request, reply) {
     return redirectWithoutTrailingSlash(request, reply)
   })
 
@@ -194,7 +194,7 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   }
 
   // the wrong trailing slash, as for the profile pages: Symfony's redirectable matcher
-  if (slashTwins) app.get(`${TOOLBAR_PATH}/:token/`, config('_wdt_trailing_slash', 'profiled'), async function webDebugToolbarTrailingSlash (request, reply) {
+  twins.get(`${TOOLBAR_PATH}/:token/`, config('_wdt_trailing_slash', 'profiled'), async function webDebugToolbarTrailingSlash (request, reply) {
     return redirectWithoutTrailingSlash(request, reply)
   })
 
