@@ -66,5 +66,10 @@ declare module 'fastify' {
      * `_format`): `'json'` for an API route; `'html'`; default: `Accept` decides
      */
     format?: 'json' | 'html'
+    /**
+     * `false`: a GET or HEAD with the other trailing slash is a 404 rather than Symfony's 301 to
+     * this route (a route registered before the kernel: from its first request on)
+     */
+    trailingSlashRedirect?: boolean
   }
 }

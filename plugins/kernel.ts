@@ -4,7 +4,7 @@ import type { KernelOptions } from '../src/config/options.js'
 import { resolveKernelOptions } from '../src/config/options.js'
 import type { Kernel } from '../src/kernel/kernel.js'
 import { FastifyKernel } from './fastify-kernel.js'
-import { RouteTable, controllerName } from '../src/routing/route-table.js'
+import { RouteTable, controllerName, withSlashRedirect } from '../src/routing/route-table.js'
 import { TrustedHosts } from '../src/routing/trusted-hosts.js'
 import type { RouteDefinition } from '../src/routing/route-table.js'
 import { routerSubscriptions } from '../src/kernel/listeners/router-listener.js'
@@ -50,7 +50,7 @@ function mirrorRoutes (app: FastifyInstance, routes: RouteTable, routeHooks: Rou
         routes.definitionOf('GET', route.url) ??
         { index: -1, name: name ?? `head_${route.url}`, methods: ['HEAD'], url: route.url, controller: controllerName(route.handler), catchAll: false }
     }
-    const stamp: RouteMarks = { [kKernelRoute]: definition }
+    const stamp: RouteMarks = { [kKernelRoute]: withSlashRedirect(definition, route.config as Record<string, unknown> | undefined) }
     route.config = { ...route.config, ...stamp }
   })
   // from now on the application's own router says which methods match a path

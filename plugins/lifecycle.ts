@@ -39,7 +39,7 @@ import { Stage } from '../src/kernel/stages.js'
 import type { StageName } from '../src/kernel/stages.js'
 import { lastResortResponse } from '../src/kernel/listeners/error-controller.js'
 import { resolveRequestUri, routingFailure } from '../src/routing/router.js'
-import { HttpException } from '../src/errors/exceptions.js'
+import { HttpException, NotFoundHttpException } from '../src/errors/exceptions.js'
 import { errorCodes } from '../src/errors/codes.js'
 import { kKernelNotFound } from '../src/symbols.js'
 import { applyKernelResponse, sendKernelResponse } from './kernel-response.js'
@@ -185,6 +185,9 @@ export function notFound (request: FastifyRequest, reply: FastifyReply): Fastify
   const context = request.kernel ?? (request.kernel = new KernelContext())
   if (context.redirect !== undefined) return sendKernelResponse(reply, context.redirect)
   if (context.routingError !== undefined) return handleException(context.routingError, request, reply)
+  // a matched route's handler called reply.callNotFound() (@fastify/static for a missing file):
+  // its own 404, which carries no router cause (Symfony: a controller's NotFoundHttpException)
+  if (context.attributes._route !== undefined) return handleException(new NotFoundHttpException('Not Found'), request, reply)
   // an app's own not-found handler: the router left the miss to it, the kernel decides now
   if (context.uri === undefined) {
     const { uri, invalidHost } = resolveRequestUri(request)
