@@ -29,7 +29,10 @@ import './fastify-augmentation.js'
  * definition on the route's config; HEAD twins share their GET's entry. Routes registered
  * before the kernel are learnt at their first request; matching never depends on this mirror.
  */
-function mirrorRoutes (app: FastifyInstance, routes: RouteTable, routeHooks: RouteHooks): void {
+function mirrorRoutes (app: FastifyInstance, routes: RouteTable, routeHooks: RouteHooks, nameAnonymous: boolean): void {
+  // debug: anonymous handlers are named by where their route was declared, read from a stack
+  // captured here (the onRoute hook runs inside app.get()) and resolved once the app is ready
+  const anonymous: Array<{ definition: RouteDefinition, stack: string | undefined }> = []
   app.addHook('onRoute', (route: RouteOptions) => {
     giveRouteHooks(route, routeHooks)
     const format = route.config?.format
@@ -39,26 +42,42 @@ function mirrorRoutes (app: FastifyInstance, routes: RouteTable, routeHooks: Rou
     const name = route.config?.name
     const catchAll = route.config?.catchAll
     const marks = routeMarks(route.config)
+    const controller = controllerName(route.handler)
     let definition: RouteDefinition | undefined
     if (marks[kKernelInternalRoute] === true) {
       // the kernel's own routes (profiler) are matched but never part of the app's table: they
       // take no part in 404/405/redirect answers, and where refused they answer as if absent
-      definition = routes.addInternal(route.method, route.url, name ?? route.url, controllerName(route.handler))
+      definition = routes.addInternal(route.method, route.url, name ?? route.url, controller)
     } else {
-      definition = routes.add(route.method, route.url, name, controllerName(route.handler), catchAll) ??
+      definition = routes.add(route.method, route.url, name, controller, catchAll) ??
         marks[kKernelRoute] ??
         routes.definitionOf('GET', route.url) ??
-        { index: -1, name: name ?? `head_${route.url}`, methods: ['HEAD'], url: route.url, controller: controllerName(route.handler), catchAll: false }
+        { index: -1, name: name ?? `head_${route.url}`, methods: ['HEAD'], url: route.url, controller, catchAll: false }
     }
     const stamp: RouteMarks = { [kKernelRoute]: withSlashRedirect(definition, route.config as Record<string, unknown> | undefined) }
     route.config = { ...route.config, ...stamp }
+    if (nameAnonymous && controller === 'anonymous' && definition.controller === 'anonymous') anonymous.push({ definition, stack: stackHere() })
   })
   // from now on the application's own router says which methods match a path
   app.addHook('onReady', async () => {
+    if (anonymous.length > 0) {
+      const { siteOfStack } = await import('../src/routing/declaration-site.js')
+      for (const { definition, stack } of anonymous.splice(0)) definition.controller = siteOfStack(stack) ?? definition.controller
+    }
     // only the methods Fastify has routes for are asked about (printRoutes names an empty tree)
     const methods = app.supportedMethods.filter((method) => app.printRoutes({ method: method as never }).trim() !== '(empty tree)')
     routes.useRouter((method, path) => app.findRoute({ method: method as never, url: path })?.params ?? null, methods)
   })
+}
+
+/** The current stack, deep enough to get past Fastify's and avvio's frames to the app's. */
+function stackHere (): string | undefined {
+  const limit = Error.stackTraceLimit
+  Error.stackTraceLimit = 64
+  const here: { stack?: string } = {}
+  Error.captureStackTrace(here, stackHere)
+  Error.stackTraceLimit = limit
+  return here.stack
 }
 
 /** Hooks the kernel gives each route it sees (filled once the lifecycle is installed). */
@@ -109,7 +128,7 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
   app.addHook('onReady', async () => { kernel.ready = true })
   app.decorateRequest('kernel', null)
   const routeHooks: RouteHooks = { onRequest: [kernelRequestAnswer], preParsing: [] }
-  mirrorRoutes(app, kernel.routes, routeHooks)
+  mirrorRoutes(app, kernel.routes, routeHooks, options.debug)
   if (options.debug) {
     const restoreStackTraceLimit = wholeStackTraces()
     app.addHook('onClose', async () => { restoreStackTraceLimit() })
