@@ -13,7 +13,7 @@ import kernel from '../../index.js'
 import { buildOnce, root } from '../build-once.js'
 
 const fixture = resolve(import.meta.dirname, 'fixtures/users-routes.ts')
-const ROUTE_LINE = readFileSync(fixture, 'utf8').split('\n').findIndex((line) => line.includes("app.get<")) + 1
+const ROUTE_LINE = readFileSync(fixture, 'utf8').split('\n').findIndex((line) => line.includes('app.get<')) + 1
 
 t.test('debug: an anonymous handler is named by its route\'s declaration, a named one by its name', async (t) => {
   const app = Fastify()
