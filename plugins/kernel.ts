@@ -109,6 +109,9 @@ function giveRouteHooks (route: RouteOptions, hooks: RouteHooks): void {
 }
 
 async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): Promise<void> {
+  if (app.hasDecorator('kernel')) {
+    throw new errorCodes.KERNEL_ALREADY_REGISTERED()
+  }
   const options = resolveKernelOptions(rawOptions)
   // what only some apps use is loaded only by them: an app pays for what it configures
   const { TRACE_PARTIALS, createTemplateRenderer } = await import('./views.js')
