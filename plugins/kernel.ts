@@ -2,6 +2,7 @@ import type { FastifyInstance, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import type { KernelOptions } from '../src/config/options.js'
 import { resolveKernelOptions } from '../src/config/options.js'
+import { featureOptionProblems } from '../src/config/feature-options.js'
 import type { Kernel } from '../src/kernel/kernel.js'
 import { FastifyKernel } from './fastify-kernel.js'
 import { RouteTable, controllerName, withSlashRedirect } from '../src/routing/route-table.js'
@@ -112,7 +113,7 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
   if (app.hasDecorator('kernel')) {
     throw new errorCodes.KERNEL_ALREADY_REGISTERED()
   }
-  const options = resolveKernelOptions(rawOptions)
+  const options = resolveKernelOptions(rawOptions, await featureOptionProblems(rawOptions))
   // what only some apps use is loaded only by them: an app pays for what it configures
   const { TRACE_PARTIALS, createTemplateRenderer } = await import('./views.js')
   const { render } = await createTemplateRenderer(app, TRACE_PARTIALS)

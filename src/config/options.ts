@@ -1,6 +1,7 @@
 import { Ajv } from 'ajv'
 import { errorCodes } from '../errors/codes.js'
 import { ajvProblems } from './ajv-problems.js'
+import { fileLinkFormatProblem } from '../errors/file-link.js'
 import type { ProfilerOptions } from '../profiler/options.js'
 import type { SessionOptions } from '../session/options.js'
 import type { LocaleOptions } from '../locale/options.js'
@@ -124,7 +125,7 @@ const schema = {
 const validate = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true }).compile(schema)
 
 /** Validates the plugin's options and fills in defaults; fails with every problem named. */
-export function resolveKernelOptions (options: unknown): ResolvedKernelOptions {
+export function resolveKernelOptions (options: unknown, featureProblems: readonly string[] = []): ResolvedKernelOptions {
   const given = options ?? {}
   const problems = validate(given) ? [] : ajvProblems(validate.errors ?? [], '')
   const o = given as KernelOptions
@@ -132,6 +133,10 @@ export function resolveKernelOptions (options: unknown): ResolvedKernelOptions {
   const badPatterns = Array.isArray(o.trustedHosts) ? invalidHostPatterns(o.trustedHosts.filter((p) => typeof p === 'string')) : []
   if (badPatterns.length > 0) problems.push(`option "trustedHosts" has patterns that are not regular expressions: ${badPatterns.join('; ')}`)
   problems.push(...formatProblems(o.format))
+  const linkProblem = typeof o.fileLinkFormat === 'string' ? fileLinkFormatProblem(o.fileLinkFormat) : undefined
+  if (linkProblem !== undefined) problems.push(linkProblem)
+  // the features' own problems (featureOptionProblems), so that one refusal names them all
+  problems.push(...featureProblems)
   if (problems.length > 0) {
     throw new errorCodes.KERNEL_INVALID_OPTIONS(`invalid options: ${problems.join('; ')}.`)
   }
