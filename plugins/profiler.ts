@@ -61,6 +61,11 @@ async function openStorage (options: ResolvedProfilerOptions, app: FastifyInstan
   return new MemoryProfileStorage({ maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs, maxBytes: options.maxMemory }, clock)
 }
 
+/** The profiler's own requests are the app's noise: Fastify's request lines only when the app logs at debug level. */
+function quietLogLevel (app: FastifyInstance): 'warn' | undefined {
+  return app.log.level === 'debug' || app.log.level === 'trace' ? undefined : 'warn'
+}
+
 /**
  * The web profiler (debug only): stage listeners record every request, `kernel.terminate`
  * stores it, and the `/_profiler` routes show it. In production nothing is added at all.
@@ -130,7 +135,8 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   }
 
   // hidden from @fastify/swagger's documentation, like @fastify/cors's own route
-  const config = (name: string, mark: ProfilerRouteMark = true) => ({ config: { name, [kProfilerRoute]: mark, [kKernelInternalRoute]: true }, schema: { hide: true } as FastifySchema })
+  // and its requests (a page view asks for the toolbar and its assets) logged only at debug level
+  const config = (name: string, mark: ProfilerRouteMark = true) => ({ config: { name, [kProfilerRoute]: mark, [kKernelInternalRoute]: true }, schema: { hide: true } as FastifySchema, logLevel: quietLogLevel(app) })
 
   /** The profiler's own trailing-slash redirects (its routes are not in the app's route table). */
   function redirectTo (request: FastifyRequest, reply: FastifyReply, path: string): FastifyReply {
