@@ -4,6 +4,7 @@ import type { KernelOptions } from '../src/config/options.js'
 import { resolveKernelOptions } from '../src/config/options.js'
 import { featureOptionProblems } from '../src/config/feature-options.js'
 import type { Kernel } from '../src/kernel/kernel.js'
+import type { KernelContext } from '../src/kernel/context.js'
 import { FastifyKernel } from './fastify-kernel.js'
 import { RouteTable, controllerName, withSlashRedirect } from '../src/routing/route-table.js'
 import { TrustedHosts } from '../src/routing/trusted-hosts.js'
@@ -130,7 +131,8 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
   const kernel = new FastifyKernel(options, new RouteTable(routerOptionsOf(app)), errorController, sources)
   app.decorate('kernel', kernel)
   app.addHook('onReady', async () => { kernel.ready = true })
-  app.decorateRequest('kernel', null)
+  // null until kernel.request sets it (typed non-null: route handlers and later hooks always have it)
+  app.decorateRequest('kernel', null as unknown as KernelContext)
   const routeHooks: RouteHooks = { onRequest: [kernelRequestAnswer], preParsing: [] }
   mirrorRoutes(app, kernel.routes, routeHooks, options.debug)
   if (options.debug) {
