@@ -9,7 +9,36 @@ type ErrorHandler = (error: FastifyError, request: FastifyRequest, reply: Fastif
  * Fastify keeps it on each instance as an own symbol property.
  */
 function alreadySetFlag (app: FastifyInstance): symbol | undefined {
-  return Object.getOwnPropertySymbols(app).find((symbol) => symbol.description === 'fastify.errorHandlerAlreadySet')
+  return ownSymbol(app, 'fastify.errorHandlerAlreadySet')
+}
+
+function ownSymbol (target: object, description: string): symbol | undefined {
+  return Object.getOwnPropertySymbols(target).find((symbol) => symbol.description === description)
+}
+
+/** Fastify's error handler chain of a scope, or of a route: `func` and the chain below it as prototype. */
+interface HandlerChain { func: ErrorHandler }
+
+/** The root scope's chain once the app is ready (the kernel's, with the app's own on top). */
+const readyChains = new WeakMap<object, HandlerChain>()
+/** Fastify's own default, shared by every instance: the bottom of every chain. */
+let fastifyDefault: HandlerChain | undefined
+/** Fastify's symbol of a request's route context, found on the first request. */
+let contextSymbol: symbol | undefined
+
+/**
+ * Routes registered before the kernel keep the error handler of the moment they were added,
+ * Fastify's default: from their first request on they answer through the app's chain as it is
+ * once ready (the kernel's handler, the app's own on top of it), as every later route does.
+ * A route with a handler of its own (its scope's or its options') keeps it.
+ */
+export function adoptErrorHandler (request: FastifyRequest): void {
+  contextSymbol ??= ownSymbol(request, 'fastify.context')
+  if (contextSymbol === undefined || fastifyDefault === undefined) return
+  const context = (request as unknown as Record<symbol, { errorHandler?: HandlerChain } | undefined>)[contextSymbol]
+  if (context?.errorHandler !== fastifyDefault) return
+  const chain = readyChains.get(request.server.kernel)
+  if (chain !== undefined) context.errorHandler = chain
 }
 
 /**
@@ -39,4 +68,13 @@ export function installErrorHandler (app: FastifyInstance, kernelHandler: ErrorH
     throw new errorCodes.KERNEL_ERROR_HANDLER_ORDER(`the kernel could not install its error handler (${(error as Error).message}). Register the kernel before calling \`app.setErrorHandler()\`.`, { cause: error })
   }
   if (flag !== undefined) scope[flag] = false
+  const chainSymbol = ownSymbol(app, 'fastify.errorHandler') ?? Object.getOwnPropertySymbols(Object.getPrototypeOf(app) as object).find((symbol) => symbol.description === 'fastify.errorHandler')
+  if (chainSymbol === undefined) return
+  app.addHook('onReady', async () => {
+    const chain = scope[chainSymbol] as HandlerChain
+    let bottom = chain
+    while (Object.getPrototypeOf(bottom) !== Object.prototype && Object.getPrototypeOf(bottom) !== null) bottom = Object.getPrototypeOf(bottom) as HandlerChain
+    fastifyDefault ??= bottom
+    readyChains.set(app.kernel, chain)
+  })
 }

@@ -43,7 +43,7 @@ import { HttpException, NotFoundHttpException } from '../src/errors/exceptions.j
 import { errorCodes } from '../src/errors/codes.js'
 import { kKernelNotFound } from '../src/symbols.js'
 import { applyKernelResponse, sendKernelResponse } from './kernel-response.js'
-import { installErrorHandler } from './error-handler.js'
+import { adoptErrorHandler, installErrorHandler } from './error-handler.js'
 
 /**
  * Installs the lifecycle's hooks on the app (the route-level ones, `kernelRequestAnswer` and
@@ -78,6 +78,7 @@ export function installLifecycle (app: FastifyInstance, kernel: Kernel): void {
 function kernelRequest (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
   const context = new KernelContext()
   request.kernel = context
+  adoptErrorHandler(request)
   const kernel = request.server.kernel
   if (kernel.tracksAsyncContext) runInRequest(context, () => { requestStage(kernel, request, reply, context, done) })
   else requestStage(kernel, request, reply, context, done)

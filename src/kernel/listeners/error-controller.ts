@@ -25,7 +25,8 @@ export type ErrorPageExtension = (event: ExceptionEvent) => Partial<Pick<ErrorPa
 export function summarizeRequest (request: FastifyRequest, context: KernelContext, redactor: Redactor): RequestSummary {
   const url = context.requestUrl(request.url)
   const headers: RequestSummary['headers'] = []
-  const raw = request.raw.rawHeaders
+  // a request made up by a plugin (@fastify/websocket's injectWS) may have no raw header list
+  const raw = request.raw.rawHeaders ?? []
   for (let i = 0; i + 1 < raw.length; i += 2) {
     headers.push({ name: raw[i], value: redactor.isSecret(raw[i]) ? REDACTED : headerText(raw[i + 1]) ?? '' })
   }
