@@ -62,7 +62,7 @@ export type { SessionOptions } from './src/session/options.js'
 export type { LocaleOptions } from './src/locale/options.js'
 export type { SecurityOptions, FirewallOptions } from './src/security/options.js'
 export type { LocaleCollected } from './src/locale/collector.js'
-// brings @fastify/session's typings (request.session) to apps; request.flash is typed by the kernel
+// brings @fastify/session's typings (request.session) to apps; request.flash by fastify-kernel/session
 export type { FastifySessionObject, SessionStore as FastifySessionStore } from '@fastify/session'
 // what the kernel needs of the app's Redis client (ioredis has it): the plugin imports no client
 export type { RedisCommands } from './src/redis/commands.js'

@@ -1,7 +1,8 @@
 /**
  * What the kernel adds to Fastify's types, in one place, loaded by the package entry so that
  * every app that imports `fastify-kernel` sees it. `request.session` comes with
- * @fastify/session's own types, which the entry re-exports.
+ * @fastify/session's own types, which the entry re-exports. What exists only with the `session`
+ * option (flash messages, CSRF tokens) is typed by `fastify-kernel/session` (src/session/index.ts).
  */
 import type { KernelContext } from '../src/kernel/context.js'
 import type { RequestSecurity } from '../src/security/request-security.js'
@@ -18,18 +19,15 @@ declare module 'fastify' {
     kernelProfiler?: Profiler
     /** the security configuration at run time (`security` option): firewalls, throttling, password checks */
     kernelSecurity?: Security
-    /**
-     * @fastify/csrf-protection (form login or logout with CSRF tokens): checks the request's
-     * token, as a `preValidation` or `preHandler` hook of a route; a refusal is 403 `Invalid CSRF
-     * token.`. Declared here as @fastify/csrf-protection declares it (a method, so the two merge):
-     * its own typings need the DOM's CryptoKey, which a Node app compiled without DOM lacks.
-     */
-    csrfProtection (request: FastifyRequest, reply: FastifyReply, done: () => void): void
   }
 
   interface FastifyRequest {
-    /** the kernel's view of this request: attributes, trace, exception (null before kernel.request) */
-    kernel: KernelContext | null
+    /**
+     * the kernel's view of this request: attributes, trace, exception. Set by kernel.request for
+     * every request, so always there in route handlers, error and not-found handlers and every
+     * later hook; null only in `onRequest` hooks that run before the kernel's (added before it)
+     */
+    kernel: KernelContext
     /** the request's firewall, user and `isGranted()` (`security` option); null without it */
     security: RequestSecurity | null
     /**
@@ -37,18 +35,6 @@ declare module 'fastify' {
      * the default; undefined without the option
      */
     locale?: string
-    /**
-     * @fastify/flash (`session` option): adds a flash message. Typed here, identically to
-     * @fastify/flash, whose own typings need @fastify/secure-session
-     */
-    flash: (this: FastifyRequest, type: string, ...message: string[] | [string[]]) => number
-  }
-
-  interface FastifyReply {
-    /** @fastify/csrf-protection: a CSRF token of the request's session (the first one starts the session) */
-    generateCsrf (options?: { userInfo?: string }): string
-    /** @fastify/flash (`session` option): reads and clears the flash messages */
-    flash: (this: FastifyReply, type?: string) => { [k: string]: string[] } | string[]
   }
 
   interface FastifyContextConfig {
@@ -61,5 +47,15 @@ declare module 'fastify' {
      * turns a miss into a 405 and never appears in `Allow`. OPTIONS-only wildcards are by default
      */
     catchAll?: boolean
+    /**
+     * the format of the route's error responses whatever the client accepts (Symfony's
+     * `_format`): `'json'` for an API route; `'html'`; default: `Accept` decides
+     */
+    format?: 'json' | 'html'
+    /**
+     * `false`: a GET or HEAD with the other trailing slash is a 404 rather than Symfony's 301 to
+     * this route (a route registered before the kernel: from its first request on)
+     */
+    trailingSlashRedirect?: boolean
   }
 }

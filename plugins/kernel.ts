@@ -2,9 +2,11 @@ import type { FastifyInstance, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import type { KernelOptions } from '../src/config/options.js'
 import { resolveKernelOptions } from '../src/config/options.js'
+import { featureOptionProblems } from '../src/config/feature-options.js'
 import type { Kernel } from '../src/kernel/kernel.js'
+import type { KernelContext } from '../src/kernel/context.js'
 import { FastifyKernel } from './fastify-kernel.js'
-import { RouteTable, controllerName } from '../src/routing/route-table.js'
+import { RouteTable, controllerName, withSlashRedirect } from '../src/routing/route-table.js'
 import { TrustedHosts } from '../src/routing/trusted-hosts.js'
 import type { RouteDefinition } from '../src/routing/route-table.js'
 import { routerSubscriptions } from '../src/kernel/listeners/router-listener.js'
@@ -16,57 +18,69 @@ import { wholeStackTraces } from '../src/errors/stack-trace-limit.js'
 import { redactRequestLogs } from '../src/log/request-log-redaction.js'
 import { kKernelInternalRoute, kKernelRoute, routeMarks } from '../src/symbols.js'
 import type { RouteMarks } from '../src/symbols.js'
+import { errorCodes } from '../src/errors/codes.js'
 import { installLifecycle, kernelRequestAnswer } from './lifecycle.js'
 import { createBodyTimeout } from './body-timeout.js'
 import { answerConnectRequests } from './connect.js'
 import { registerLocale } from './locale.js'
 import { registerRequestSecurity } from './request-security.js'
+import { routerOptionsOf } from './router-options.js'
 import './fastify-augmentation.js'
-
-/** The application router's options, so that the kernel's route mirror matches as Fastify does. */
-function routerOptionsOf (app: FastifyInstance): ConstructorParameters<typeof RouteTable>[0] {
-  // Fastify 5 takes them in routerOptions, and still at the top level (deprecated)
-  const { routerOptions, ...top } = app.initialConfig
-  return {
-    caseSensitive: routerOptions?.caseSensitive ?? top.caseSensitive,
-    ignoreTrailingSlash: routerOptions?.ignoreTrailingSlash ?? top.ignoreTrailingSlash,
-    ignoreDuplicateSlashes: routerOptions?.ignoreDuplicateSlashes ?? top.ignoreDuplicateSlashes,
-    maxParamLength: routerOptions?.maxParamLength ?? top.maxParamLength,
-    allowUnsafeRegex: routerOptions?.allowUnsafeRegex ?? top.allowUnsafeRegex
-  }
-}
 
 /**
  * Mirrors each route added after the kernel (names, handlers, definition order) and stamps its
  * definition on the route's config; HEAD twins share their GET's entry. Routes registered
  * before the kernel are learnt at their first request; matching never depends on this mirror.
  */
-function mirrorRoutes (app: FastifyInstance, routes: RouteTable, routeHooks: RouteHooks): void {
+function mirrorRoutes (app: FastifyInstance, routes: RouteTable, routeHooks: RouteHooks, nameAnonymous: boolean): void {
+  // debug: anonymous handlers are named by where their route was declared, read from a stack
+  // captured here (the onRoute hook runs inside app.get()) and resolved once the app is ready
+  const anonymous: Array<{ definition: RouteDefinition, stack: string | undefined }> = []
   app.addHook('onRoute', (route: RouteOptions) => {
     giveRouteHooks(route, routeHooks)
+    const format = route.config?.format
+    if (format !== undefined && format !== 'json' && format !== 'html') {
+      throw new errorCodes.KERNEL_INVALID_OPTIONS(`route "${String(route.method)} ${route.url}": config.format must be "json" or "html".`)
+    }
     const name = route.config?.name
     const catchAll = route.config?.catchAll
     const marks = routeMarks(route.config)
+    const controller = controllerName(route.handler)
     let definition: RouteDefinition | undefined
     if (marks[kKernelInternalRoute] === true) {
       // the kernel's own routes (profiler) are matched but never part of the app's table: they
       // take no part in 404/405/redirect answers, and where refused they answer as if absent
-      definition = routes.addInternal(route.method, route.url, name ?? route.url, controllerName(route.handler))
+      definition = routes.addInternal(route.method, route.url, name ?? route.url, controller)
     } else {
-      definition = routes.add(route.method, route.url, name, controllerName(route.handler), catchAll) ??
+      definition = routes.add(route.method, route.url, name, controller, catchAll) ??
         marks[kKernelRoute] ??
         routes.definitionOf('GET', route.url) ??
-        { index: -1, name: name ?? `head_${route.url}`, methods: ['HEAD'], url: route.url, controller: controllerName(route.handler), catchAll: false }
+        { index: -1, name: name ?? `head_${route.url}`, methods: ['HEAD'], url: route.url, controller, catchAll: false }
     }
-    const stamp: RouteMarks = { [kKernelRoute]: definition }
+    const stamp: RouteMarks = { [kKernelRoute]: withSlashRedirect(definition, route.config as Record<string, unknown> | undefined) }
     route.config = { ...route.config, ...stamp }
+    if (nameAnonymous && controller === 'anonymous' && definition.controller === 'anonymous') anonymous.push({ definition, stack: stackHere() })
   })
   // from now on the application's own router says which methods match a path
   app.addHook('onReady', async () => {
+    if (anonymous.length > 0) {
+      const { siteOfStack } = await import('../src/routing/declaration-site.js')
+      for (const { definition, stack } of anonymous.splice(0)) definition.controller = siteOfStack(stack) ?? definition.controller
+    }
     // only the methods Fastify has routes for are asked about (printRoutes names an empty tree)
     const methods = app.supportedMethods.filter((method) => app.printRoutes({ method: method as never }).trim() !== '(empty tree)')
     routes.useRouter((method, path) => app.findRoute({ method: method as never, url: path })?.params ?? null, methods)
   })
+}
+
+/** The current stack, deep enough to get past Fastify's and avvio's frames to the app's. */
+function stackHere (): string | undefined {
+  const limit = Error.stackTraceLimit
+  Error.stackTraceLimit = 64
+  const here: { stack?: string } = {}
+  Error.captureStackTrace(here, stackHere)
+  Error.stackTraceLimit = limit
+  return here.stack
 }
 
 /** Hooks the kernel gives each route it sees (filled once the lifecycle is installed). */
@@ -98,7 +112,10 @@ function giveRouteHooks (route: RouteOptions, hooks: RouteHooks): void {
 }
 
 async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): Promise<void> {
-  const options = resolveKernelOptions(rawOptions)
+  if (app.hasDecorator('kernel')) {
+    throw new errorCodes.KERNEL_ALREADY_REGISTERED()
+  }
+  const options = resolveKernelOptions(rawOptions, await featureOptionProblems(rawOptions))
   // what only some apps use is loaded only by them: an app pays for what it configures
   const { TRACE_PARTIALS, createTemplateRenderer } = await import('./views.js')
   const { render } = await createTemplateRenderer(app, TRACE_PARTIALS)
@@ -108,16 +125,19 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
     render,
     extensions: () => kernel.errorPageExtensions,
     redactor: (): Kernel['redactor'] => kernel.redactor,
-    sources
+    sources,
+    formatOfPath: options.formatOfPath,
+    jsonErrors: options.jsonErrors
   })
   const kernel = new FastifyKernel(options, new RouteTable(routerOptionsOf(app)), errorController, sources)
   app.decorate('kernel', kernel)
   // the request log lines (`incoming request`) mask what pages and profiles mask
   redactRequestLogs(app.log, () => kernel.redactor)
   app.addHook('onReady', async () => { kernel.ready = true })
-  app.decorateRequest('kernel', null)
+  // null until kernel.request sets it (typed non-null: route handlers and later hooks always have it)
+  app.decorateRequest('kernel', null as unknown as KernelContext)
   const routeHooks: RouteHooks = { onRequest: [kernelRequestAnswer], preParsing: [] }
-  mirrorRoutes(app, kernel.routes, routeHooks)
+  mirrorRoutes(app, kernel.routes, routeHooks, options.debug)
   if (options.debug) {
     const restoreStackTraceLimit = wholeStackTraces()
     app.addHook('onClose', async () => { restoreStackTraceLimit() })

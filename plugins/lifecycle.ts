@@ -39,10 +39,11 @@ import { Stage } from '../src/kernel/stages.js'
 import type { StageName } from '../src/kernel/stages.js'
 import { lastResortResponse } from '../src/kernel/listeners/error-controller.js'
 import { resolveRequestUri, routingFailure } from '../src/routing/router.js'
-import { HttpException } from '../src/errors/exceptions.js'
+import { HttpException, NotFoundHttpException } from '../src/errors/exceptions.js'
 import { errorCodes } from '../src/errors/codes.js'
 import { kKernelNotFound } from '../src/symbols.js'
 import { applyKernelResponse, sendKernelResponse } from './kernel-response.js'
+import { adoptErrorHandler, installErrorHandler } from './error-handler.js'
 
 /**
  * Installs the lifecycle's hooks on the app (the route-level ones, `kernelRequestAnswer` and
@@ -56,7 +57,7 @@ export function installLifecycle (app: FastifyInstance, kernel: Kernel): void {
     const notFoundOptions = { config: { [kKernelNotFound]: true }, onRequest: [kernelRequestAnswer], preParsing: [kernelMissBody] }
     app.setNotFoundHandler(notFoundOptions as never, kernelNotFound)
   }
-  app.setErrorHandler(kernelException)
+  installErrorHandler(app, kernelException)
   app.addHook('onError', kernelRecordError)
   // kernel.response and kernel.finish_request / kernel.terminate get their Fastify hooks only
   // once they have a listener (or are traced): a production app without any pays nothing for them
@@ -77,6 +78,7 @@ export function installLifecycle (app: FastifyInstance, kernel: Kernel): void {
 function kernelRequest (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
   const context = new KernelContext()
   request.kernel = context
+  adoptErrorHandler(request)
   const kernel = request.server.kernel
   if (kernel.tracksAsyncContext) runInRequest(context, () => { requestStage(kernel, request, reply, context, done) })
   else requestStage(kernel, request, reply, context, done)
@@ -184,6 +186,9 @@ export function notFound (request: FastifyRequest, reply: FastifyReply): Fastify
   const context = request.kernel ?? (request.kernel = new KernelContext())
   if (context.redirect !== undefined) return sendKernelResponse(reply, context.redirect)
   if (context.routingError !== undefined) return handleException(context.routingError, request, reply)
+  // a matched route's handler called reply.callNotFound() (@fastify/static for a missing file):
+  // its own 404, which carries no router cause (Symfony: a controller's NotFoundHttpException)
+  if (context.attributes._route !== undefined) return handleException(new NotFoundHttpException('Not Found'), request, reply)
   // an app's own not-found handler: the router left the miss to it, the kernel decides now
   if (context.uri === undefined) {
     const { uri, invalidHost } = resolveRequestUri(request)

@@ -5,6 +5,7 @@ import type { ResolvedKernelOptions } from '../src/config/options.js'
 import { Priority, Stage } from '../src/kernel/stages.js'
 import { subscription } from '../src/kernel/dispatcher.js'
 import { TRACE_PARTIALS, createTemplateRenderer, KNOWN_HELPERS } from './views.js'
+import { routerOptionsOf } from './router-options.js'
 import { kKernelInternalRoute, kProfilerRoute } from '../src/symbols.js'
 import { NotFoundHttpException, ServiceUnavailableHttpException } from '../src/errors/exceptions.js'
 import { permanentRedirect, redirectLocation } from '../src/routing/redirect.js'
@@ -65,6 +66,11 @@ async function openStorage (options: ResolvedProfilerOptions, app: FastifyInstan
     }
   }
   return new MemoryProfileStorage({ maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs, maxBytes: options.maxMemory }, clock)
+}
+
+/** The profiler's own requests are the app's noise: Fastify's request lines only when the app logs at debug level. */
+function quietLogLevel (app: FastifyInstance): 'warn' | undefined {
+  return app.log.level === 'debug' || app.log.level === 'trace' ? undefined : 'warn'
 }
 
 /**
@@ -147,7 +153,8 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   }
 
   // hidden from @fastify/swagger's documentation, like @fastify/cors's own route
-  const config = (name: string, mark: ProfilerRouteMark = true) => ({ config: { name, [kProfilerRoute]: mark, [kKernelInternalRoute]: true }, schema: { hide: true } as FastifySchema })
+  // and its requests (a page view asks for the toolbar and its assets) logged only at debug level
+  const config = (name: string, mark: ProfilerRouteMark = true) => ({ config: { name, [kProfilerRoute]: mark, [kKernelInternalRoute]: true }, schema: { hide: true } as FastifySchema, logLevel: quietLogLevel(app) })
 
   /** The profiler's own trailing-slash redirects (its routes are not in the app's route table). */
   function redirectTo (request: FastifyRequest, reply: FastifyReply, path: string): FastifyReply {
@@ -162,8 +169,10 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
     return redirectTo(request, reply, (request.kernel?.uri?.path ?? request.url.split('?')[0]!).replace(/\/+$/, ''))
   }
 
+  // with Fastify's ignoreTrailingSlash, `/x` and `/x/` are one route: the router serves both
+  const twins: Pick<FastifyInstance, 'get'> = routerOptionsOf(app).ignoreTrailingSlash === true ? { get: () => app } as never : app
   // Symfony profiles the profiler's redirects: only its pages switch the profiler off
-  app.get(PROFILER_PATH, config('_profiler_home_redirect', 'profiled'), async function profilerHomeRedirect (request, reply) {
+  twins.get(PROFILER_PATH, config('_profiler_home_redirect', 'profiled'), async function profilerHomeRedirect (request, reply) {
     return redirectTo(request, reply, `${PROFILER_PATH}/`)
   })
 
@@ -181,7 +190,7 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
 
   // Symfony's redirectable matcher sends a GET with the wrong trailing slash to the right URL;
   // the profiler's routes are not in the app's route table, so they say it themselves
-  app.get(`${PROFILER_PATH}/:token/`, config('_profiler_trailing_slash', 'profiled'), async function profilerTrailingSlash (request, reply) {
+  twins.get(`${PROFILER_PATH}/:token/`, config('_profiler_trailing_slash', 'profiled'), async function profilerTrailingSlash (request, reply) {
     return redirectWithoutTrailingSlash(request, reply)
   })
 
@@ -209,7 +218,7 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   }
 
   // the wrong trailing slash, as for the profile pages: Symfony's redirectable matcher
-  app.get(`${TOOLBAR_PATH}/:token/`, config('_wdt_trailing_slash', 'profiled'), async function webDebugToolbarTrailingSlash (request, reply) {
+  twins.get(`${TOOLBAR_PATH}/:token/`, config('_wdt_trailing_slash', 'profiled'), async function webDebugToolbarTrailingSlash (request, reply) {
     return redirectWithoutTrailingSlash(request, reply)
   })
 

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module'
-import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, preValidationHookHandler } from 'fastify'
 import fastifyFormbody from '@fastify/formbody'
 import type { Kernel } from '../src/kernel/kernel.js'
 import type { ResolvedKernelOptions } from '../src/config/options.js'
@@ -16,7 +16,7 @@ import { kCsrfToken } from '../src/symbols.js'
 import type { SessionCookie } from './session.js'
 
 // required, not imported: its typings need the DOM's CryptoKey (an app compiled for Node alone
-// lacks it); the kernel declares reply.generateCsrf and app.csrfProtection (fastify-augmentation)
+// lacks it); fastify-kernel/session declares reply.generateCsrf and app.csrfProtection for apps
 const fastifyCsrfProtection = createRequire(import.meta.url)('@fastify/csrf-protection') as FastifyPluginAsync<{ sessionPlugin: '@fastify/session', sessionKey: string, getToken: (request: FastifyRequest) => string | undefined }>
 
 /**
@@ -64,10 +64,12 @@ async function registerCsrfProtection (app: FastifyInstance): Promise<void> {
 async function registerFirewallRoutes (app: FastifyInstance, security: Security, firewall: ResolvedFirewall, cookie: SessionCookie, hostsVetted: boolean): Promise<void> {
   await app.register(async function firewallRoutes (child) {
     await child.register(fastifyFormbody, { bodyLimit: 16 * 1024 })
-    // with CSRF on, the route says where its token is, and checks it
+    // with CSRF on, the route says where its token is, and checks it (the decorator
+    // @fastify/csrf-protection added: typed for apps by fastify-kernel/session only)
+    const { csrfProtection } = child as unknown as { csrfProtection: preValidationHookHandler }
     const routeOptions = (name: string, parameter: string | null, query: boolean) => parameter === null
       ? { config: { name } }
-      : { config: { name, [kCsrfToken]: { parameter, query } satisfies CsrfTokenSource }, preValidation: child.csrfProtection }
+      : { config: { name, [kCsrfToken]: { parameter, query } satisfies CsrfTokenSource }, preValidation: csrfProtection }
     const form = firewall.formLogin
     if (form !== null) {
       child.post(form.checkPath, routeOptions(`_security_check_${firewall.name}`, form.csrfParameter, false), async function securityLoginCheck (request, reply) {

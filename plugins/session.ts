@@ -13,7 +13,7 @@ import { sessionSubscriptions } from '../src/session/listeners.js'
 import { sessionCollector } from '../src/session/collector.js'
 
 // required, not imported: @fastify/flash's typings need @fastify/secure-session's, and they
-// would clash with the kernel's own typing of request.flash / reply.flash (fastify-augmentation)
+// would clash with the kernel's own typing of request.flash / reply.flash (fastify-kernel/session)
 const fastifyFlash = createRequire(import.meta.url)('@fastify/flash') as FastifyPluginCallback
 
 /**

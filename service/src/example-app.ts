@@ -3,6 +3,8 @@ import type { FastifyInstance, FastifyReply } from 'fastify'
 import escapeHtml from 'escape-html'
 import { hashPassword, hashToken } from 'fastify-kernel/security'
 import type { KernelOptions } from 'fastify-kernel'
+// reply.generateCsrf() of the login form: the session option's types
+import type {} from 'fastify-kernel/session'
 import type { ServiceEnv } from './env.js'
 
 const HOME_LINKS: Array<[string, string]> = [

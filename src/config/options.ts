@@ -1,5 +1,7 @@
 import { Ajv } from 'ajv'
 import { errorCodes } from '../errors/codes.js'
+import { ajvProblems } from './ajv-problems.js'
+import { fileLinkFormatProblem } from '../errors/file-link.js'
 import type { ProfilerOptions } from '../profiler/options.js'
 import type { SessionOptions } from '../session/options.js'
 import type { LocaleOptions } from '../locale/options.js'
@@ -7,6 +9,11 @@ import type { SecurityOptions } from '../security/options.js'
 import { invalidHostPatterns } from '../routing/trusted-hosts.js'
 import type { Clock } from '../clock.js'
 import { isClock, systemClock } from '../clock.js'
+
+/** A format an app or a route may impose on its error responses. */
+export type ErrorPageFormat = 'html' | 'json'
+/** The body of a JSON error: RFC 7807 problem details, or Fastify's own shape. */
+export type JsonErrors = 'problem' | 'fastify'
 
 /** Options of `app.register(kernel, options)`. */
 export interface KernelOptions {
@@ -43,6 +50,18 @@ export interface KernelOptions {
    * `Untrusted Host "…".`. Default: none, every host is accepted
    */
   trustedHosts?: string[]
+  /**
+   * the format of error responses whatever the client accepts, as a route's `config.format`
+   * (Symfony's `_format`) says it for one route: `'json'` or `'html'` for the whole app, or by path
+   * prefix (`{ '/api': 'json' }`: `/api` and below). Default: none, the format follows `Accept`
+   */
+  format?: ErrorPageFormat | Record<string, ErrorPageFormat>
+  /**
+   * the JSON body of errors: `'problem'` (default: `{ type, title, status, detail }`) or
+   * `'fastify'`, Fastify's own `{ statusCode, code, error, message }`, for apps whose clients
+   * already read Fastify's errors
+   */
+  jsonErrors?: JsonErrors
   /** sessions on a signed cookie (docs/security.md) */
   session?: SessionOptions
   /** default and enabled locales (docs/security.md) */
@@ -66,6 +85,9 @@ export interface ResolvedKernelOptions {
   bodyTimeout: number
   fileLinkFormat: string | undefined
   trustedHosts: string[]
+  /** the format imposed on the error responses of a path, if any (the `format` option) */
+  formatOfPath: (path: string) => ErrorPageFormat | undefined
+  jsonErrors: JsonErrors
   /** the features' own options, passed on as given (each feature validates its own) */
   profiler: KernelOptions['profiler']
   session: KernelOptions['session']
@@ -85,6 +107,9 @@ const schema = {
     bodyTimeout: { type: 'integer', minimum: 0 },
     fileLinkFormat: { type: 'string' },
     trustedHosts: { type: 'array', items: { type: 'string', minLength: 1 } },
+    // checked by formatProblems: ajv would name an alternative's failures confusingly
+    format: { type: ['string', 'object'] },
+    jsonErrors: { enum: ['problem', 'fastify'] },
     profiler: { type: ['boolean', 'object'] },
     session: { type: 'object' },
     locale: { type: 'object' },
@@ -100,23 +125,20 @@ const schema = {
 const validate = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true }).compile(schema)
 
 /** Validates the plugin's options and fills in defaults; fails with every problem named. */
-export function resolveKernelOptions (options: unknown): ResolvedKernelOptions {
+export function resolveKernelOptions (options: unknown, featureProblems: readonly string[] = []): ResolvedKernelOptions {
   const given = options ?? {}
-  if (!validate(given)) {
-    const problems = (validate.errors ?? []).map((e) => {
-      if (e.keyword === 'additionalProperties') return `unknown option "${String(e.params.additionalProperty)}"`
-      const name = e.instancePath.replace(/^\//, '') || 'options'
-      return `option "${name}" ${e.message ?? 'is invalid'}`
-    })
-    throw new errorCodes.KERNEL_INVALID_OPTIONS(`invalid options: ${problems.join('; ')}.`)
-  }
+  const problems = validate(given) ? [] : ajvProblems(validate.errors ?? [], '')
   const o = given as KernelOptions
-  if (o.clock !== undefined && !isClock(o.clock)) {
-    throw new errorCodes.KERNEL_INVALID_OPTIONS('invalid options: option "clock" must have now() and monotonic() functions.')
-  }
-  const badPatterns = invalidHostPatterns(o.trustedHosts ?? [])
-  if (badPatterns.length > 0) {
-    throw new errorCodes.KERNEL_INVALID_OPTIONS(`invalid options: option "trustedHosts" has patterns that are not regular expressions: ${badPatterns.join('; ')}.`)
+  if (o.clock !== undefined && !isClock(o.clock)) problems.push('option "clock" must have now() and monotonic() functions')
+  const badPatterns = Array.isArray(o.trustedHosts) ? invalidHostPatterns(o.trustedHosts.filter((p) => typeof p === 'string')) : []
+  if (badPatterns.length > 0) problems.push(`option "trustedHosts" has patterns that are not regular expressions: ${badPatterns.join('; ')}`)
+  problems.push(...formatProblems(o.format))
+  const linkProblem = typeof o.fileLinkFormat === 'string' ? fileLinkFormatProblem(o.fileLinkFormat) : undefined
+  if (linkProblem !== undefined) problems.push(linkProblem)
+  // the features' own problems (featureOptionProblems), so that one refusal names them all
+  problems.push(...featureProblems)
+  if (problems.length > 0) {
+    throw new errorCodes.KERNEL_INVALID_OPTIONS(`invalid options: ${problems.join('; ')}.`)
   }
   const debug = o.debug ?? false
   return {
@@ -127,10 +149,41 @@ export function resolveKernelOptions (options: unknown): ResolvedKernelOptions {
     bodyTimeout: o.bodyTimeout ?? 30_000,
     fileLinkFormat: o.fileLinkFormat,
     trustedHosts: o.trustedHosts ?? [],
+    formatOfPath: formatsByPrefix(o.format),
+    jsonErrors: o.jsonErrors ?? 'problem',
     profiler: o.profiler,
     session: o.session,
     locale: o.locale,
     security: o.security,
     clock: o.clock ?? systemClock
+  }
+}
+
+const FORMATS = new Set<unknown>(['html', 'json'])
+
+function formatProblems (option: unknown): string[] {
+  if (typeof option === 'string') return FORMATS.has(option) ? [] : ['option "format" must be "html" or "json", or an object of path prefixes']
+  if (typeof option !== 'object' || option === null) return []
+  return Object.entries(option).flatMap(([prefix, format]) => [
+    ...(prefix.startsWith('/') ? [] : [`option "format" has a prefix that does not start with "/": "${prefix}"`]),
+    ...(FORMATS.has(format) ? [] : [`option "format[${JSON.stringify(prefix)}]" must be "html" or "json"`])
+  ])
+}
+
+/**
+ * The `format` option as a lookup: one format for every path, or the longest prefix that is
+ * the path itself or a parent of it (`/api` covers `/api` and `/api/users`, not `/apiary`).
+ */
+function formatsByPrefix (option: KernelOptions['format']): ResolvedKernelOptions['formatOfPath'] {
+  if (option === undefined) return () => undefined
+  if (typeof option === 'string') return () => option
+  const prefixes = Object.entries(option)
+    .map(([prefix, format]) => [prefix.replace(/\/+$/, ''), format] as const)
+    .sort(([a], [b]) => b.length - a.length)
+  return (path) => {
+    for (const [prefix, format] of prefixes) {
+      if (prefix === '' || path === prefix || path.startsWith(prefix + '/')) return format
+    }
+    return undefined
   }
 }

@@ -48,6 +48,10 @@ export const errorCodes = {
   KERNEL_STOPWATCH_NOT_STARTED: createError('KERNEL_STOPWATCH_NOT_STARTED', 'fastify-kernel: the stopwatch event "%s" is not started.'),
   /** `app.kernelProfiler.profileOf()` of a response that has no profile */
   KERNEL_NOT_PROFILED: createError('KERNEL_NOT_PROFILED', 'fastify-kernel: %s'),
+  /** the app's error handler and the kernel's cannot both be kept in this order: the message says what to change */
+  KERNEL_ERROR_HANDLER_ORDER: createError('KERNEL_ERROR_HANDLER_ORDER', 'fastify-kernel: %s'),
+  /** the kernel registered a second time on an app (or a child of one that has it) */
+  KERNEL_ALREADY_REGISTERED: createError('KERNEL_ALREADY_REGISTERED', 'fastify-kernel: the kernel is already registered on this app (or a parent of it): register it once, at the root, with all its options.'),
   /** the package's own files could not be found (a broken install) */
   KERNEL_PACKAGE_NOT_FOUND: createError('KERNEL_PACKAGE_NOT_FOUND', 'fastify-kernel: cannot find its own package.json')
 } as const

@@ -1,4 +1,5 @@
 import type { ErrorFormat } from '../http/negotiate.js'
+import type { JsonErrors } from '../config/options.js'
 import { rawUrlEncode } from '../http/encoding.js'
 import type { FlatException } from './flatten.js'
 import { flattenChain } from './flatten.js'
@@ -16,6 +17,8 @@ export interface ErrorPageInput {
   error: unknown
   debug: boolean
   format: ErrorFormat
+  /** the body of a `json` answer: problem details (default) or Fastify's own shape */
+  jsonErrors?: JsonErrors
   request: RequestSummary
   /** the profile of this request, when the profiler is on */
   profile?: { token: string, link: string }
@@ -37,6 +40,7 @@ export interface ErrorResponsePlan {
   model?: Record<string, unknown>
 }
 
+const FASTIFY_JSON = 'application/json; charset=utf-8'
 const PROBLEM_TYPE = 'https://tools.ietf.org/html/rfc2616#section-10'
 const MAX_DEBUG_HEADER_MESSAGE = 2000
 
@@ -51,6 +55,16 @@ export function planErrorResponse (input: ErrorPageInput): ErrorResponsePlan {
   if (input.debug) {
     headers['X-Debug-Exception'] = rawUrlEncode(outer.message.slice(0, MAX_DEBUG_HEADER_MESSAGE))
     headers['X-Debug-Exception-File'] = `${rawUrlEncode(outer.file)}:${outer.line}`
+  }
+
+  if (input.format !== 'html' && isBuiltBody(input.error)) {
+    // a body another plugin built and threw (@fastify/rate-limit's errorResponseBuilder,
+    // @fastify/compress's onUnsupportedRequestEncoding): JSON clients get it as it was built
+    return { statusCode: outer.statusCode, headers, contentType: FASTIFY_JSON, body: JSON.stringify(input.error) }
+  }
+
+  if (input.format === 'json' && input.jsonErrors === 'fastify') {
+    return { statusCode: outer.statusCode, headers, contentType: FASTIFY_JSON, body: JSON.stringify(fastifyErrorBody(outer, input)) }
   }
 
   if (input.format !== 'html') {
@@ -88,6 +102,27 @@ export function planErrorResponse (input: ErrorPageInput): ErrorResponsePlan {
     contentType: 'text/html; charset=utf-8',
     template: 'errors/debug.hbs',
     model: debugModel(chain, input)
+  }
+}
+
+/** A thrown value that is a response body rather than an error: a plain object with fields of its own. */
+function isBuiltBody (error: unknown): boolean {
+  return typeof error === 'object' && error !== null && !(error instanceof Error) && Object.keys(error).length > 0
+}
+
+/**
+ * Fastify's own error body, as its default error handler sends it. The message is the error's
+ * in debug and for errors a client may read (4xx, or http-errors' `expose`); a production 5xx
+ * tells its status text only, as every production answer of the kernel does.
+ */
+function fastifyErrorBody (outer: FlatException, input: ErrorPageInput): Record<string, unknown> {
+  const expose = (input.error as { expose?: unknown } | null)?.expose
+  const readable = input.debug || (typeof expose === 'boolean' ? expose : outer.statusCode < 500)
+  return {
+    statusCode: outer.statusCode,
+    ...(outer.code === undefined ? {} : { code: outer.code }),
+    error: outer.statusText,
+    message: readable ? outer.message : outer.statusText
   }
 }
 

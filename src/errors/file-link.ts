@@ -26,7 +26,7 @@ export type FileLinker = (file: string, line: number) => string
  */
 export function fileLinker (format: string | undefined): FileLinker | undefined {
   if (format === undefined || format.trim() === '') return undefined
-  const given = EDITORS[format.trim()] ?? format.trim()
+  const given = resolveEditor(format.trim())
   // the mappings start at the first "&" after the last placeholder (formats have "&" of their own)
   const end = Math.max(given.lastIndexOf('%f'), given.lastIndexOf('%l'))
   const split = given.indexOf('&', Math.max(0, end))
@@ -45,4 +45,20 @@ export function fileLinker (format: string | undefined): FileLinker | undefined 
     }
     return template.replaceAll('%f', path).replaceAll('%l', String(line))
   }
+}
+
+/** An editor's name (its mappings kept: `vscode&/app>/home/me`) as its format; a format as it is. */
+function resolveEditor (format: string): string {
+  const amp = format.indexOf('&')
+  const head = amp === -1 ? format : format.slice(0, amp)
+  return Object.hasOwn(EDITORS, head) ? EDITORS[head] + (amp === -1 ? '' : format.slice(amp)) : format
+}
+
+/**
+ * Why a `fileLinkFormat` cannot make links, or undefined when it can: neither an editor's name
+ * nor a format with `%f` (`notepad` would make every link `href="notepad"`).
+ */
+export function fileLinkFormatProblem (format: string): string | undefined {
+  if (format.trim() === '' || resolveEditor(format.trim()).includes('%f')) return undefined
+  return `option "fileLinkFormat" must be an editor's name (${Object.keys(EDITORS).join(', ')}) or a format with %f and %l, not "${format}"`
 }

@@ -69,8 +69,33 @@ function ownStatusOf (error: unknown): number | undefined {
   return undefined
 }
 
+/** Headers only the kernel may set on an error page: its own body decides them. */
+const KERNEL_OWNED_HEADERS = new Set(['content-type', 'content-length', 'transfer-encoding'])
+/** A value Node would refuse in a header (a control character): such a header is dropped, not a crash. */
+const INVALID_HEADER_VALUE = /[^\t\x20-\x7e\x80-\xff]/
+
+function headerValue (value: unknown): string | undefined {
+  if (typeof value === 'string') return value
+  if (typeof value === 'number') return String(value)
+  return Array.isArray(value) && value.every((v) => typeof v === 'string') ? value.join(', ') : undefined
+}
+
+/**
+ * The headers an error asks its response to carry: an HttpException's, and, as Fastify's own
+ * error handler sends them, the `headers` of any error (http-errors, @fastify/sensible, a plain
+ * object with `statusCode` and `headers`): `WWW-Authenticate` of a 401, `Retry-After` of a 503.
+ * Content type and length are the page's own; a value with a control character is left out.
+ */
 export function headersOf (error: unknown): Record<string, string> {
-  return error instanceof HttpException ? { ...error.headers } : {}
+  const own = typeof error === 'object' && error !== null ? (error as { headers?: unknown }).headers : undefined
+  if (typeof own !== 'object' || own === null) return {}
+  const headers: Record<string, string> = {}
+  for (const [name, value] of Object.entries(own)) {
+    if (KERNEL_OWNED_HEADERS.has(name.toLowerCase())) continue
+    const text = headerValue(value)
+    if (text !== undefined && !INVALID_HEADER_VALUE.test(text)) headers[name] = text
+  }
+  return headers
 }
 
 // stack frames name the same few files over and over: their paths are converted once
@@ -105,11 +130,40 @@ export function parseStack (stack: string | undefined): StackFrame[] {
   return frames
 }
 
+/**
+ * What a thrown value that is not an Error says: its `message` (a body another plugin built,
+ * such as @fastify/rate-limit's `errorResponseBuilder` result), else its JSON, never `[object Object]`.
+ */
+export function readableMessage (value: unknown): string {
+  if (typeof value === 'string') return value
+  if (typeof value !== 'object' || value === null) return String(value)
+  const { message, error } = value as { message?: unknown, error?: unknown }
+  if (typeof message === 'string' && message !== '') return message
+  if (typeof error === 'string' && error !== '') return error
+  try {
+    return JSON.stringify(value) ?? String(value)
+  } catch {
+    return Object.prototype.toString.call(value)
+  }
+}
+
 function flattenOne (error: unknown, withTrace: boolean): FlatException {
   const own = ownStatusOf(error)
   const statusCode = own ?? 500
   if (!(error instanceof Error)) {
-    return { class: typeof error, message: String(error), statusCode, statusText: statusText(statusCode), isHttp: own !== undefined, headers: {}, file: '', line: 0, trace: [] }
+    const code = (error as { code?: unknown } | null)?.code
+    return {
+      class: typeof error === 'object' && error !== null ? 'Object' : typeof error,
+      ...(typeof code === 'string' ? { code } : {}),
+      message: readableMessage(error),
+      statusCode,
+      statusText: statusText(statusCode),
+      isHttp: own !== undefined,
+      headers: headersOf(error),
+      file: '',
+      line: 0,
+      trace: []
+    }
   }
   // formatting a stack is the costliest part of an error response: only debug pages show it
   const trace = withTrace ? parseStack(error.stack) : []

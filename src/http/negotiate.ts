@@ -66,3 +66,13 @@ function negotiate (accept: string): ErrorFormat {
   }
   return 'html'
 }
+
+/**
+ * The format of an error response once a route or the app imposed one (Symfony's `_format`,
+ * which wins over `Accept`): `Accept` only still picks problem+json among the JSON formats.
+ */
+export function imposedErrorFormat (accepted: ErrorFormat, imposed: 'html' | 'json' | undefined): ErrorFormat {
+  if (imposed === undefined) return accepted
+  if (imposed === 'html') return 'html'
+  return accepted === 'problem' ? 'problem' : 'json'
+}

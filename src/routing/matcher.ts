@@ -27,7 +27,9 @@ export function matchMiss (table: RouteTable, method: string, rawPath: string, r
   const toggled = toggleTrailingSlash(rawPath)
   if (toggled === undefined) return { kind: 'not-found', attemptedPath: rawPath }
   const target = table.match('GET', routingPath(toggled))
-  if (target !== null) return { kind: 'redirect', path: toggled, route: target.route, params: target.params }
+  // a route that opted out, and a wildcard's empty tail (`/public` for `/public/*`: a plugin
+  // such as @fastify/static serves files below it, and redirects itself when asked to)
+  if (target !== null && target.route?.slashRedirect !== false && target.params['*'] !== '') return { kind: 'redirect', path: toggled, route: target.route, params: target.params }
   return { kind: 'not-found', attemptedPath: toggled }
 }
 

@@ -17,6 +17,8 @@ export interface RouteDefinition {
   catchAll: boolean
   /** the kernel's own routes (profiler): matched by Fastify, but never part of the app's answers */
   internal?: boolean
+  /** `config.trailingSlashRedirect: false`: a request with the other trailing slash is a 404, not a 301 to this route */
+  slashRedirect?: false
 }
 
 export interface RouteTableOptions {
@@ -236,8 +238,15 @@ export function adoptRoute (table: RouteTable, route: { method: string | string[
   const config = route.config as Record<string, unknown> | null | undefined
   const name = typeof config?.name === 'string' ? config.name : undefined
   const controller = controllerName(route.handler)
-  return table.adopt(route.method, route.url, name, controller, config?.catchAll === true ? true : undefined) ??
+  const definition = table.adopt(route.method, route.url, name, controller, config?.catchAll === true ? true : undefined) ??
     // an explicit HEAD route, or the HEAD twin of a GET route not learnt yet
     table.definitionOf('GET', route.url) ??
     { index: -1, name: name ?? `head_${route.url}`, methods: ['HEAD'], url: route.url, controller, catchAll: false }
+  return withSlashRedirect(definition, config)
+}
+
+/** Records a route's `config.trailingSlashRedirect: false` on its definition. */
+export function withSlashRedirect (definition: RouteDefinition, config: Record<string, unknown> | null | undefined): RouteDefinition {
+  if (config?.trailingSlashRedirect === false) definition.slashRedirect = false
+  return definition
 }

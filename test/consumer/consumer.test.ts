@@ -88,6 +88,11 @@ t.test('the package: a plugin with fastify as a peer, no service, a licence, lin
     const parsed = JSON.parse(readFileSync(join(installed, 'dist', map), 'utf8')) as { sources: string[], sourcesContent?: Array<string | null> }
     const embedded = parsed.sourcesContent?.length === parsed.sources.length && parsed.sourcesContent.every((s) => typeof s === 'string')
     if (!embedded) t.fail(`${map} names sources it does not carry`)
+    // and the package ships them: a kernel frame's file and editor link point at a real file
+    for (const source of parsed.sources) {
+      const shipped = resolve(dirname(join(installed, 'dist', map)), source)
+      if (!existsSync(shipped)) t.fail(`${map} maps to ${source}, which the package does not ship`)
+    }
   }
 })
 
@@ -101,6 +106,13 @@ t.test('the app compiles under strict with skipLibCheck off; typos are type erro
   }
   t.equal(output.trim(), '', 'tsc reports nothing (an unused @ts-expect-error would be reported too)')
   t.ok(existsSync(join(app, 'dist/app.js')))
+  let sessionOutput = ''
+  try {
+    sessionOutput = run(process.execPath, [tsc, '-p', join(app, 'session-types')], app)
+  } catch (error) {
+    sessionOutput = String((error as { stdout?: string }).stdout ?? error)
+  }
+  t.equal(sessionOutput.trim(), '', "with `import type {} from 'fastify-kernel/session'`, flash and CSRF tokens are typed")
 })
 
 interface ConsumerModule { build: (order: 'kernel first' | 'kernel last', debug: boolean) => Promise<FastifyInstance> }
@@ -116,6 +128,10 @@ for (const order of ['kernel first', 'kernel last'] as const) {
 
     const miss = await debug.inject({ url: '/nope', headers: { host, origin, accept: 'application/json', referer: 'https://front.test/page' } })
     t.equal(miss.statusCode, 404)
+    // the frame where the router raised it: a file the installed package has
+    const [raisedIn] = decodeURIComponent(String(miss.headers['x-debug-exception-file'])).split(/:(?=\d+$)/)
+    t.match(raisedIn, /node_modules\/fastify-kernel\/src\/routing\/router\.ts$/)
+    t.ok(existsSync(raisedIn), `${raisedIn} exists: excerpts and editor links work from node_modules`)
     t.equal(miss.json().detail, 'No route found for "GET http://consumer.test/nope" (from "https://front.test/page")')
     const put = await debug.inject({ method: 'PUT', url: '/items', headers: { host, origin, accept: 'application/json' } })
     t.equal(put.statusCode, 405)

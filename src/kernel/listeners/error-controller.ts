@@ -7,7 +7,9 @@ import type { KernelContext } from '../context.js'
 import type { ErrorPageInput, RequestSummary } from '../../errors/error-controller.js'
 import { planErrorResponse } from '../../errors/error-controller.js'
 import { headersOf, statusOf } from '../../errors/flatten.js'
-import { preferredErrorFormat } from '../../http/negotiate.js'
+import { imposedErrorFormat, preferredErrorFormat } from '../../http/negotiate.js'
+import type { ErrorFormat } from '../../http/negotiate.js'
+import type { ErrorPageFormat, JsonErrors } from '../../config/options.js'
 import { headerText } from '../../http/encoding.js'
 import { REDACTED } from '../../http/redact.js'
 import type { Redactor } from '../../http/redact.js'
@@ -23,7 +25,8 @@ export type ErrorPageExtension = (event: ExceptionEvent) => Partial<Pick<ErrorPa
 export function summarizeRequest (request: FastifyRequest, context: KernelContext, redactor: Redactor): RequestSummary {
   const url = context.requestUrl(request.url)
   const headers: RequestSummary['headers'] = []
-  const raw = request.raw.rawHeaders
+  // a request made up by a plugin (@fastify/websocket's injectWS) may have no raw header list
+  const raw = request.raw.rawHeaders ?? []
   for (let i = 0; i + 1 < raw.length; i += 2) {
     headers.push({ name: raw[i], value: redactor.isSecret(raw[i]) ? REDACTED : headerText(raw[i + 1]) ?? '' })
   }
@@ -47,21 +50,42 @@ export interface ErrorControllerOptions {
   redactor: () => Redactor
   /** debug: source maps, excerpts and editor links of stack frames */
   sources?: SourceExcerpts
+  /** the format the app imposes on a path's errors (the `format` option) */
+  formatOfPath?: (path: string) => ErrorPageFormat | undefined
+  /** the body of JSON errors (the `jsonErrors` option) */
+  jsonErrors?: JsonErrors
+}
+
+/**
+ * The format of an error response: the one the route imposes (its `config.format`, recorded as
+ * `_format` by the router listener, as Symfony's route default), else the app's for the path,
+ * else what `Accept` asks for.
+ */
+function errorFormatOf (event: ExceptionEvent, formatOfPath: ErrorControllerOptions['formatOfPath']): ErrorFormat {
+  const accepted = preferredErrorFormat(event.request.headers.accept)
+  const routeFormat = event.context.attributes._format
+  const imposed = routeFormat === 'json' || routeFormat === 'html'
+    ? routeFormat
+    : formatOfPath?.(event.context.uri?.path ?? event.request.url.split('?', 1)[0])
+  return imposedErrorFormat(accepted, imposed)
 }
 
 /**
  * The error controller as the last kernel.exception listener (priority -128): it answers
  * every exception no earlier listener answered, in the format the client accepts.
  */
-export function createErrorController ({ debug, render, extensions, redactor, sources }: ErrorControllerOptions) {
+export function createErrorController ({ debug, render, extensions, redactor, sources, formatOfPath, jsonErrors = 'problem' }: ErrorControllerOptions) {
   // a production answer depends on its format and status alone (and the exception's own
   // headers, such as Allow): made once, then answered synchronously without planning it again
   const productionAnswers = new Map<string, { contentType: string, body: string }>()
 
   return function errorController (event: ExceptionEvent): void | Promise<void> {
-    const format = preferredErrorFormat(event.request.headers.accept)
-    const key = debug ? '' : `${format}:${statusOf(event.error)}`
-    const made = debug ? undefined : productionAnswers.get(key)
+    const format = errorFormatOf(event, formatOfPath)
+    // a body that depends on more than the format and status is planned each time: Fastify's
+    // shape (its message), and a body another plugin built
+    const cacheable = !debug && event.error instanceof Error && (format !== 'json' || jsonErrors === 'problem')
+    const key = cacheable ? `${format}:${statusOf(event.error)}` : ''
+    const made = cacheable ? productionAnswers.get(key) : undefined
     if (made !== undefined) {
       const headers = headersOf(event.error)
       headers.Vary = 'Accept'
@@ -72,6 +96,7 @@ export function createErrorController ({ debug, render, extensions, redactor, so
       error: event.error,
       debug,
       format,
+      jsonErrors,
       // only debug pages show the request
       request: debug ? summarizeRequest(event.request, event.context, redactor()) : { method: event.request.method, url: '', headers: [], attributes: [] }
     }
@@ -82,7 +107,7 @@ export function createErrorController ({ debug, render, extensions, redactor, so
     }
     const plan = planErrorResponse(input)
     const answer = (body: string): void => {
-      if (!debug && productionAnswers.size < 100) productionAnswers.set(key, { contentType: plan.contentType, body })
+      if (cacheable && productionAnswers.size < 100) productionAnswers.set(key, { contentType: plan.contentType, body })
       event.setResponse({ statusCode: plan.statusCode, headers: plan.headers, contentType: plan.contentType, body })
     }
     if (plan.template === undefined) return answer(plan.body ?? '')

@@ -46,6 +46,9 @@ export function routerSubscriptions (table: RouteTable, debug: boolean, trustedH
         context.attributes._route = route.name
         context.attributes._controller = route.controller
         context.attributes._route_params = params
+        // Symfony's `_format` route default: the format of the route's error responses
+        const format = (options.config as { format?: unknown } | undefined)?.format
+        if (format !== undefined) context.attributes._format = format
         return
       }
       context.forcedMiss = true
