@@ -66,7 +66,7 @@ t.test('a stored profile with any one field null: every panel, the toolbar and t
     `/_profiler/${token}`,
     ...[...panels, 'session', 'security'].map((panel) => `/_profiler/${token}?panel=${panel}`),
     `/_wdt/${token}`,
-    `/_profiler/?limit=10`
+    '/_profiler/?limit=10'
   ]
   const all = paths(full)
   t.ok(all.length > 100, `${all.length} fields set to null one at a time`)
