@@ -5,30 +5,10 @@
 import t from 'tap'
 import { request } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../helpers.js'
-import { profiled } from './helpers.js'
+import { profiled, spansCollector } from './helpers.js'
 import { Stage } from '../../index.js'
 import { startSpan } from '../../src/profiler/spans.js'
-import type { Span } from '../../src/profiler/spans.js'
-import { recordingOf } from '../../src/profiler/recording.js'
-
-declare module '../../src/kernel/collector.js' {
-  interface CollectedData { spans: { spans: Span[], dropped: number } }
-}
-
-/** A collector that shows the request's spans as they were recorded. */
-function spansCollector (app: FastifyInstance): void {
-  app.kernel.addCollector({
-    name: 'spans',
-    label: 'Spans',
-    order: 99,
-    collect: ({ context }) => {
-      const list = recordingOf(context)?.spans
-      return list === undefined ? undefined : { spans: list.spans.map((span) => ({ ...span })), dropped: list.dropped }
-    }
-  })
-}
 
 t.test('50 concurrent requests, each making its own calls, get exactly their own spans', async (t) => {
   const app = await buildApp({ debug: true }, {}, (app) => {

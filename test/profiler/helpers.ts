@@ -1,5 +1,11 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import type { Profile } from '../../src/profiler/profile.js'
+import type { Span } from '../../src/profiler/spans.js'
+import { recordingOf } from '../../src/profiler/recording.js'
+
+declare module '../../src/kernel/collector.js' {
+  interface CollectedData { spans: { spans: Span[], dropped: number } }
+}
 
 export const host = 'example.test'
 
@@ -40,4 +46,17 @@ export function fakeProfileMaker (tokenBase: number): (overrides?: Partial<Profi
       ...overrides
     }
   }
+}
+
+/** A test's collector showing the request's spans as they were recorded (the panels read the same list). */
+export function spansCollector (app: FastifyInstance): void {
+  app.kernel.addCollector({
+    name: 'spans',
+    label: 'Spans',
+    order: 99,
+    collect: ({ context }) => {
+      const list = recordingOf(context)?.spans
+      return list === undefined ? undefined : { spans: list.spans.map((span) => ({ ...span })), dropped: list.dropped }
+    }
+  })
 }

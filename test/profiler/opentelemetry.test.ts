@@ -17,20 +17,14 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import { registerInstrumentations } from '@opentelemetry/instrumentation'
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg'
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http'
-import type { FastifyInstance } from 'fastify'
 import type pg from 'pg'
 import { buildApp } from '../helpers.js'
 import { StageChannel } from '../../index.js'
 import type { StageMessage } from '../../index.js'
-import { host, profiled } from './helpers.js'
+import { host, profiled, spansCollector } from './helpers.js'
 import { TestPostgres } from '../postgres/server.js'
 import { KernelSpanProcessor, RECORDED_BY_CHANNELS } from '../../src/profiler/opentelemetry.js'
 import type { Span } from '../../src/profiler/spans.js'
-import { recordingOf } from '../../src/profiler/recording.js'
-
-declare module '../../src/kernel/collector.js' {
-  interface CollectedData { spans: { spans: Span[], dropped: number } }
-}
 
 // the app's own OpenTelemetry set-up, as its instrumentation file would have it: the kernel's
 // processor beside the exporter's
@@ -45,19 +39,6 @@ const { Pool, Client } = require('pg') as typeof pg
 const http = require('node:http') as typeof import('node:http')
 
 const server = await TestPostgres.start(t)
-
-/** A collector showing the request's spans as recorded (the panels read the same list). */
-function spansCollector (app: FastifyInstance): void {
-  app.kernel.addCollector({
-    name: 'spans',
-    label: 'Spans',
-    order: 99,
-    collect: ({ context }) => {
-      const list = recordingOf(context)?.spans
-      return list === undefined ? undefined : { spans: list.spans.map((span) => ({ ...span })), dropped: list.dropped }
-    }
-  })
-}
 
 const statementsOf = (spans: Span[]): string[] => spans.filter((span) => span.kind === 'db').map((span) => span.name)
 
