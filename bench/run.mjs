@@ -183,9 +183,10 @@ async function soakFullCapture (seconds) {
   await stopServer(child)
   const mb = (bytes) => (bytes / 1048576).toFixed(1)
   const afterBound = bound === undefined ? [] : samples.filter((s) => s.served >= bound.served)
+  const percent = (rss) => `${rss >= bound.rss ? '+' : ''}${(((rss - bound.rss) / bound.rss) * 100).toFixed(1)}%`
   const low = Math.min(...afterBound.map((s) => s.rss), end.rss)
   const high = Math.max(...afterBound.map((s) => s.rss), end.rss)
-  const change = bound === undefined ? 'the bound was not reached' : `${(((end.rss - bound.rss) / bound.rss) * 100).toFixed(1)}% from the bound to the end; range after the bound ${mb(low)}–${mb(high)} MB (${(((high - low) / bound.rss) * 100).toFixed(1)}% of the RSS at the bound; target within ±20 %)`
+  const change = bound === undefined ? 'the bound was not reached' : `end ${percent(end.rss)} of the RSS at the bound; sampled every second after it: ${mb(low)} to ${mb(high)} MB (${percent(low)} / ${percent(high)}; target within ±20 %)`
   return [
     `Soak: full capture (every request profiled, memory storage, at most 2000 profiles), matched route, ${seconds} s, ${Math.round(result.requests.average)} req/s, ${end.served} requests served, ${end.saved} profiles stored, ${end.dropped} dropped`,
     `RSS at the start ${mb(start.rss)} MB, once the storage was full ${bound === undefined ? '—' : mb(bound.rss)} MB (after ${bound?.served ?? '—'} requests), at the end ${mb(end.rss)} MB: ${change}; heap used at the end ${mb(end.heapUsed)} MB`
