@@ -35,6 +35,12 @@ export interface RedisProfileStorageOptions {
 /** Tokens reserved ahead in one call, and the level that triggers the next call. */
 const POOL_SIZE = 256
 const POOL_LOW = 96
+/**
+ * A load that drains the pool before the next batch arrives (thousands of requests a second,
+ * each profiled) doubles the batch, up to this: requests are then not left unprofiled for the
+ * round trip's sake. Unused reservations are given back, and expire anyway.
+ */
+const MAX_POOL_SIZE = 4096
 /** a reservation lives this long in Redis; a process uses it within half of that */
 const RESERVATION_TTL_S = 600
 const USE_WITHIN_MS = RESERVATION_TTL_S * 1000 / 2
@@ -125,6 +131,13 @@ export class RedisProfileStorage implements ProfileStorage {
   /** the reservation started by the last draw that ran low */
   private refillRun: Promise<void> = Promise.resolve()
   private failedAt = -Infinity
+  /** tokens reserved per call: POOL_SIZE, doubled each time a draw found none */
+  private poolSize = POOL_SIZE
+  private grown = false
+  private get poolLow (): number {
+    return POOL_LOW * this.poolSize / POOL_SIZE
+  }
+
   private lastSize = 0
   private readonly timer: NodeJS.Timeout
   private readonly reserveFailure: ThrottledWarning
@@ -168,11 +181,16 @@ export class RedisProfileStorage implements ProfileStorage {
     const now = this.clock.monotonic()
     // a reservation too old to be sure of is let go (it expires in Redis by itself)
     while (this.pool.length > 0 && now - this.pool[0].at > USE_WITHIN_MS) this.pool.shift()
-    if (this.pool.length < POOL_LOW && !this.refilling && now - this.failedAt >= RETRY_AFTER_MS) {
+    if (this.pool.length < this.poolLow && !this.refilling && now - this.failedAt >= RETRY_AFTER_MS) {
       this.refillRun = this.refill().catch((error: unknown) => { this.reserveFailure.warn({ err: error }) })
     }
     const next = this.pool.shift()
-    if (next === undefined) return undefined
+    if (next === undefined) {
+      // once per dry spell: the next batch is twice as large
+      if (!this.grown) this.poolSize = Math.min(MAX_POOL_SIZE, this.poolSize * 2)
+      this.grown = true
+      return undefined
+    }
     if (this.outstanding.size >= 10_000) this.outstanding.clear() // hijacked replies never release
     this.outstanding.add(next.token)
     return next.token
@@ -189,10 +207,11 @@ export class RedisProfileStorage implements ProfileStorage {
     this.refilling = true
     try {
       const candidates = new Set<string>()
-      while (candidates.size < POOL_SIZE) candidates.add(randomToken())
+      while (candidates.size < this.poolSize) candidates.add(randomToken())
       const at = this.clock.monotonic()
       const reserved = await this.call<string[]>('a token reservation', () => RESERVE.run(this.client, [], [this.bodyPrefix, this.marker, RESERVATION_TTL_S, ...candidates]))
       for (const token of reserved) this.pool.push({ token, at })
+      this.grown = false
     } catch (error) {
       this.failedAt = this.clock.monotonic()
       throw error
