@@ -9,9 +9,12 @@ export async function startServer (kind, options, name) {
   return { child, port: Number(String(chunk).trim()) }
 }
 
-/** The server's own figures: CPU time, memory, profiler counts (see bench/server.mjs). */
-export async function serverFigures (child) {
-  child.send('memory')
+/**
+ * The server's own figures: CPU time, memory, requests served, profiler counts (see
+ * bench/server.mjs); `settled`: once every profile of the requests served so far is stored.
+ */
+export async function serverFigures (child, settled = false) {
+  child.send(settled ? 'settled' : 'memory')
   const [message] = await once(child, 'message')
   return message
 }

@@ -1,8 +1,15 @@
-// One server under load: `node bench/server.mjs bare` or `node bench/server.mjs kernel '<kernel options JSON>'`.
-// Prints its port on stdout, then serves until killed. Same routes in both, so the work differs only by the kernel.
+// One server under load: `node bench/server.mjs bare` or `node bench/server.mjs kernel '<kernel options JSON>'`;
+// `als`: bare Fastify running each request in an AsyncLocalStorage (the floor of the profiler's
+// request tracking); `http`: node:http alone, the same JSON answer and a 404 (the floor of any
+// framework). Prints its port on stdout, then serves until killed. Same routes in all, so
+// the work differs only by the kernel. BENCH_DIST: another build of the package (A/B runs).
 import Fastify from 'fastify'
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { readdirSync } from 'node:fs'
-import { createKernelApp } from '../dist/index.js'
+import { createServer } from 'node:http'
+import { pathToFileURL } from 'node:url'
+
+const { createKernelApp } = await import(process.env.BENCH_DIST === undefined ? '../dist/index.js' : pathToFileURL(`${process.env.BENCH_DIST}/index.js`).href)
 
 const [kind = 'bare', optionsJson = '{}'] = process.argv.slice(2)
 const options = JSON.parse(optionsJson)
@@ -16,9 +23,18 @@ if (redisUrl !== undefined) {
   options.profiler.redis = { client }
 }
 
-const app = kind === 'bare'
-  ? Fastify()
-  : await createKernelApp({ kernel: options })
+const app = kind === 'kernel'
+  ? await createKernelApp({ kernel: options })
+  : kind === 'http' ? nodeHttp() : Fastify()
+if (kind === 'als') {
+  // what the kernel does when the profiler tracks requests, and nothing else: every request,
+  // its hooks and handler run in the request's store, so each promise carries it
+  const store = new AsyncLocalStorage()
+  app.addHook('onRequest', (request, _reply, done) => { store.run({ request }, done) })
+}
+// requests answered, counted where Node hands them over: what the profiler's counts must add up to
+let served = 0
+app.server.on('request', () => { served++ })
 
 app.get('/hello/:name', async (request) => ({ hello: request.params.name }))
 app.post('/hello/:name', async () => ({ posted: true }))
@@ -39,13 +55,33 @@ if (ioRedisUrl !== undefined && upstreamUrl !== undefined) {
   })
 }
 
+/** node:http answering what bare Fastify answers on these routes, with an `app`'s few methods the rest of this file calls. */
+function nodeHttp () {
+  const NOT_FOUND = JSON.stringify({ message: 'Route GET:/robots.txt not found', error: 'Not Found', statusCode: 404 })
+  const server = createServer((request, response) => {
+    const match = request.method === 'GET' ? /^\/hello\/([^/?]+)$/.exec(request.url) : null
+    const body = match === null ? NOT_FOUND : JSON.stringify({ hello: match[1] })
+    response.writeHead(match === null ? 404 : 200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) })
+    response.end(body)
+  })
+  return {
+    server,
+    get: () => undefined,
+    post: () => undefined,
+    addHook: () => undefined,
+    listen: ({ port, host }) => new Promise((resolve) => server.listen(port, host, resolve))
+  }
+}
+
 await app.listen({ port: 0, host: '127.0.0.1' })
 process.stdout.write(`${app.server.address().port}\n`)
 process.on('SIGINT', () => process.exit(0)) // exit cleanly, so --cpu-prof can write its profile
-process.on('message', (message) => {
-  if (message !== 'memory') return
-  const { rss, heapUsed, heapTotal } = process.memoryUsage()
+process.on('message', async (message) => {
+  if (message !== 'memory' && message !== 'settled') return
   const profiler = app.kernelProfiler
+  // the counts once every profile of the requests served so far is stored (or dropped)
+  if (message === 'settled') await profiler?.settled()
+  const { rss, heapUsed, heapTotal } = process.memoryUsage()
   const directory = options.profiler?.directory
   const { user, system } = process.cpuUsage()
   process.send({
@@ -53,7 +89,9 @@ process.on('message', (message) => {
     rss,
     heapUsed,
     heapTotal,
+    served,
     profiles: profiler?.storage.size ?? null,
+    saved: profiler?.saved ?? null,
     dropped: profiler?.dropped ?? null,
     files: directory === undefined ? null : readdirSync(directory).filter((name) => name.endsWith('.json')).length
   })

@@ -27,7 +27,11 @@ import { errorCodes } from '../errors/codes.js'
 
 /** What the profiler's routes carry under `kProfilerRoute` (`RouteMarks`). */
 export type ProfilerRouteMark = true | 'profiled'
-/** Saves waiting for the storage beyond this are dropped: a slow disk never grows the heap. */
+/**
+ * Saves waiting for the storage beyond this (and beyond the storage's own bound: a storage
+ * forgets the oldest profiles past `maxProfiles`, written or not) are dropped: a slow disk never
+ * grows the heap.
+ */
 const MAX_PENDING_SAVES = 256
 /**
  * Building and serialising profiles may take at most `saveBudget` of the main thread, measured
@@ -68,7 +72,9 @@ export class Profiler {
   private readonly saveTerminated = (): void => {
     const batch = this.terminated
     this.terminated = []
-    for (const { request, reply, context, recording } of batch) this.saveOrDrop(request, reply, context, recording)
+    // the saves still waiting from earlier turns: a burst that ends in one turn is not a backlog
+    const backlog = this.pendingSaves
+    for (const { request, reply, context, recording } of batch) this.saveOrDrop(request, reply, context, recording, backlog)
   }
 
   /** tokens of this process's requests whose profile is not stored (nor dropped) yet */
@@ -82,6 +88,9 @@ export class Profiler {
    * shared store down or slow), or it could not reserve a token (the request then has none)
    */
   dropped = 0
+  /** profiles stored: with `dropped`, every request profiled is counted once (the bench checks nothing is lost) */
+  saved = 0
+  private readonly maxPendingSaves: number
   private readonly saveFailure: ThrottledWarning
   private readonly collectFailure: ThrottledWarning
   private windowStart = 0
@@ -102,6 +111,7 @@ export class Profiler {
     private readonly log: ProfilerLogger
   ) {
     this.redactor = new Redactor(options.redactNames, options.redactPattern)
+    this.maxPendingSaves = MAX_PENDING_SAVES + options.maxProfiles
     this.allowList = new ClientAllowList(options.allowedNetworks)
     this.localHosts = new LocalHosts(options.allowedHosts)
     this.saveFailure = new ThrottledWarning(log, 'fastify-kernel: a profile could not be saved (at most one such warning per 10 s; every failure is counted in dropped)')
@@ -245,18 +255,22 @@ export class Profiler {
    * token whose profile never exists).
    */
   get saturated (): boolean {
+    return this.saturatedWith(this.pendingSaves)
+  }
+
+  private saturatedWith (pendingSaves: number): boolean {
     const now = performance.now()
     if (now - this.windowStart >= SAVE_WINDOW_MS) {
       this.windowStart = now
       this.windowSpent = 0
       this.windowSaves = 0
     }
-    return this.pendingSaves >= MAX_PENDING_SAVES || (this.options.saveBudget < 1 && this.windowSaves >= this.options.keepPerSecond && this.windowSpent >= this.options.saveBudget * SAVE_WINDOW_MS)
+    return pendingSaves >= this.maxPendingSaves || (this.options.saveBudget < 1 && this.windowSaves >= this.options.keepPerSecond && this.windowSpent >= this.options.saveBudget * SAVE_WINDOW_MS)
   }
 
-  private saveOrDrop (request: FastifyRequest, reply: FastifyReply, context: KernelContext, recording: Recording): void {
+  private saveOrDrop (request: FastifyRequest, reply: FastifyReply, context: KernelContext, recording: Recording, backlog: number): void {
     this.scheduled--
-    if (this.saturated) {
+    if (this.saturatedWith(backlog)) {
       this.dropped++
       this.storage.releaseToken(recording.token)
       this.unsaved.delete(recording.token)
@@ -274,6 +288,7 @@ export class Profiler {
       // the synchronous part (building, serialising) is what the main thread pays
       this.windowSpent += performance.now() - started
       await saved
+      this.saved++
     } catch (error) {
       this.dropped++
       this.saveFailure.warn({ err: error, token: recording.token, dropped: this.dropped })

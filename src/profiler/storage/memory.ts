@@ -5,11 +5,18 @@ import type { Profile, ProfileSummary } from '../profile.js'
 import { summarize } from '../profile.js'
 import type { ProfileFilter, ProfileStorage } from './storage.js'
 import { LocalTokens, selectSummaries } from './storage.js'
+import { jsonSizeBound } from './json-size.js'
 
 interface Entry {
   summary: ProfileSummary
-  /** stored serialised: a profile read back is a copy, and its size is known */
-  json: string
+  /**
+   * kept as built, not serialised: serialising every profile took most of the profiler's cost
+   * per request at full capture, and a profile in memory is read back far less often than it
+   * is saved (a page view copies it then)
+   */
+  profile: Profile
+  /** at least its serialised length: what `maxBytes` counts */
+  size: number
 }
 
 /**
@@ -27,7 +34,7 @@ export class MemoryProfileStorage implements ProfileStorage {
       max: limits.maxProfiles,
       ttl: limits.maxAgeMs,
       maxSize: limits.maxBytes,
-      sizeCalculation: (entry) => Math.max(1, entry.json.length),
+      sizeCalculation: (entry) => entry.size,
       updateAgeOnGet: false,
       updateAgeOnHas: false,
       ...lruCacheClock(clock)
@@ -46,15 +53,16 @@ export class MemoryProfileStorage implements ProfileStorage {
     this.tokens.release(token)
   }
 
+  /** Keeps the profile itself: the caller hands it over and does not change it afterwards (the profiler builds a new one per request). */
   async save (profile: Profile): Promise<void> {
-    const json = JSON.stringify(profile)
     // a single profile larger than the whole budget is not kept (lru-cache would refuse it)
-    this.cache.set(profile.token, { summary: summarize(profile), json })
+    this.cache.set(profile.token, { summary: summarize(profile), profile, size: Math.max(1, jsonSizeBound(profile)) })
   }
 
   async load (token: string): Promise<Profile | undefined> {
     const entry = this.cache.peek(token)
-    return entry === undefined ? undefined : JSON.parse(entry.json) as Profile
+    // a copy, as JSON would give it: a page may annotate what it reads
+    return entry === undefined ? undefined : JSON.parse(JSON.stringify(entry.profile)) as Profile
   }
 
   async find (filter: ProfileFilter = {}): Promise<ProfileSummary[]> {

@@ -35,6 +35,12 @@ export interface RedisProfileStorageOptions {
 /** Tokens reserved ahead in one call, and the level that triggers the next call. */
 const POOL_SIZE = 256
 const POOL_LOW = 96
+/**
+ * A load that drains the pool before the next batch arrives (thousands of requests a second,
+ * each profiled) doubles the batch, up to this: requests are then not left unprofiled for the
+ * round trip's sake. Unused reservations are given back, and expire anyway.
+ */
+const MAX_POOL_SIZE = 4096
 /** a reservation lives this long in Redis; a process uses it within half of that */
 const RESERVATION_TTL_S = 600
 const USE_WITHIN_MS = RESERVATION_TTL_S * 1000 / 2
@@ -58,26 +64,41 @@ end
 return 0`)
 
 /**
- * KEYS: body, index. ARGV: marker, body, index member, time, max age (s), max profiles,
- * oldest time kept, body prefix. Stores the profile only under a token this process reserved;
- * then trims the index by age and count (deleting the bodies it drops). Atomic: two processes
- * saving at once never leave the index over its bound. → the index size, or -1 (token not ours).
+ * KEYS: index, then one body key per profile. ARGV: marker, max age (s), max profiles, oldest
+ * time kept, body prefix, then per profile its body, index member and time. Stores each profile
+ * only under a token this process reserved; then trims the index by age and count (deleting the
+ * bodies it drops). Atomic: two processes saving at once never leave the index over its bound.
+ * → per profile 1 (stored) or -1 (token not ours), then the index size.
  */
 const SAVE = new LuaScript(`
-local current = redis.call('GET', KEYS[1])
-if current and current ~= ARGV[1] then return -1 end
-redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[5])
-redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3])
-redis.call('EXPIRE', KEYS[2], ARGV[5])
-local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[7])
-for _, member in ipairs(expired) do redis.call('DEL', ARGV[8] .. string.sub(member, 1, 6)) end
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[7])
-local excess = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[6])
-if excess > 0 then
-  for _, member in ipairs(redis.call('ZRANGE', KEYS[2], 0, excess - 1)) do redis.call('DEL', ARGV[8] .. string.sub(member, 1, 6)) end
-  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, excess - 1)
+local results = {}
+for i = 2, #KEYS do
+  local at = 5 + (i - 2) * 3
+  local current = redis.call('GET', KEYS[i])
+  if current and current ~= ARGV[1] then
+    results[#results + 1] = -1
+  else
+    redis.call('SET', KEYS[i], ARGV[at + 1], 'EX', ARGV[2])
+    redis.call('ZADD', KEYS[1], ARGV[at + 3], ARGV[at + 2])
+    results[#results + 1] = 1
+  end
 end
-return redis.call('ZCARD', KEYS[2])`)
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[4])
+for _, member in ipairs(expired) do redis.call('DEL', ARGV[5] .. string.sub(member, 1, 6)) end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[4])
+local excess = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[3])
+if excess > 0 then
+  for _, member in ipairs(redis.call('ZRANGE', KEYS[1], 0, excess - 1)) do redis.call('DEL', ARGV[5] .. string.sub(member, 1, 6)) end
+  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, excess - 1)
+end
+results[#results + 1] = redis.call('ZCARD', KEYS[1])
+return results`)
+
+/** Profiles saved in one call at most: a call stays short for the other clients of the server. */
+const SAVE_BATCH = 64
+
+interface QueuedSave { token: string, body: string, member: string, time: number, resolve: () => void, reject: (error: unknown) => void }
 
 interface Reserved { token: string, at: number }
 
@@ -110,6 +131,13 @@ export class RedisProfileStorage implements ProfileStorage {
   /** the reservation started by the last draw that ran low */
   private refillRun: Promise<void> = Promise.resolve()
   private failedAt = -Infinity
+  /** tokens reserved per call: POOL_SIZE, doubled each time a draw found none */
+  private poolSize = POOL_SIZE
+  private grown = false
+  private get poolLow (): number {
+    return POOL_LOW * this.poolSize / POOL_SIZE
+  }
+
   private lastSize = 0
   private readonly timer: NodeJS.Timeout
   private readonly reserveFailure: ThrottledWarning
@@ -153,11 +181,16 @@ export class RedisProfileStorage implements ProfileStorage {
     const now = this.clock.monotonic()
     // a reservation too old to be sure of is let go (it expires in Redis by itself)
     while (this.pool.length > 0 && now - this.pool[0].at > USE_WITHIN_MS) this.pool.shift()
-    if (this.pool.length < POOL_LOW && !this.refilling && now - this.failedAt >= RETRY_AFTER_MS) {
+    if (this.pool.length < this.poolLow && !this.refilling && now - this.failedAt >= RETRY_AFTER_MS) {
       this.refillRun = this.refill().catch((error: unknown) => { this.reserveFailure.warn({ err: error }) })
     }
     const next = this.pool.shift()
-    if (next === undefined) return undefined
+    if (next === undefined) {
+      // once per dry spell: the next batch is twice as large
+      if (!this.grown) this.poolSize = Math.min(MAX_POOL_SIZE, this.poolSize * 2)
+      this.grown = true
+      return undefined
+    }
     if (this.outstanding.size >= 10_000) this.outstanding.clear() // hijacked replies never release
     this.outstanding.add(next.token)
     return next.token
@@ -174,10 +207,11 @@ export class RedisProfileStorage implements ProfileStorage {
     this.refilling = true
     try {
       const candidates = new Set<string>()
-      while (candidates.size < POOL_SIZE) candidates.add(randomToken())
+      while (candidates.size < this.poolSize) candidates.add(randomToken())
       const at = this.clock.monotonic()
       const reserved = await this.call<string[]>('a token reservation', () => RESERVE.run(this.client, [], [this.bodyPrefix, this.marker, RESERVATION_TTL_S, ...candidates]))
       for (const token of reserved) this.pool.push({ token, at })
+      this.grown = false
     } catch (error) {
       this.failedAt = this.clock.monotonic()
       throw error
@@ -199,18 +233,48 @@ export class RedisProfileStorage implements ProfileStorage {
     await this.call('a token release', () => RELEASE.run(this.client, [], [this.bodyPrefix, this.marker, ...tokens])).catch(() => undefined)
   }
 
+  /**
+   * Queues the profile; the saves of one turn of the event loop go to Redis in one call (one
+   * round trip and one script run for up to SAVE_BATCH profiles, rather than one each).
+   */
   async save (profile: Profile): Promise<void> {
     const token = profile.token
     if (!TOKEN_PATTERN.test(token)) throw new errorCodes.KERNEL_INVALID_TOKEN(token)
     const summary = summarize(profile)
+    const body = JSON.stringify(profile)
+    await new Promise<void>((resolve, reject) => {
+      if (this.saves.push({ token, body, member: token + JSON.stringify(summary), time: summary.time, resolve, reject }) === 1) setImmediate(this.sendSaves)
+    })
+  }
+
+  private saves: QueuedSave[] = []
+
+  private readonly sendSaves = (): void => {
+    const queued = this.saves
+    this.saves = []
+    for (let i = 0; i < queued.length; i += SAVE_BATCH) this.saveBatch(queued.slice(i, i + SAVE_BATCH)).catch(() => undefined)
+  }
+
+  private async saveBatch (batch: QueuedSave[]): Promise<void> {
     const maxAgeS = Math.max(1, Math.ceil(this.options.maxAgeMs / 1000))
-    const size = await this.call<number>('a profile save', () => SAVE.run(this.client, [this.bodyPrefix + token, this.indexKey], [
-      this.marker, JSON.stringify(profile), token + JSON.stringify(summary), summary.time, maxAgeS,
-      this.options.maxProfiles, this.clock.now() - this.options.maxAgeMs, this.bodyPrefix
-    ]))
-    if (size < 0) throw new errorCodes.KERNEL_TOKEN_NOT_RESERVED(token)
-    this.outstanding.delete(token)
-    this.lastSize = size
+    const args: Array<string | number> = [this.marker, maxAgeS, this.options.maxProfiles, this.clock.now() - this.options.maxAgeMs, this.bodyPrefix]
+    for (const save of batch) args.push(save.body, save.member, save.time)
+    let results: number[]
+    try {
+      results = await this.call<number[]>('a profile save', () => SAVE.run(this.client, [this.indexKey, ...batch.map((save) => this.bodyPrefix + save.token)], args))
+    } catch (error) {
+      for (const save of batch) save.reject(error)
+      return
+    }
+    this.lastSize = results[batch.length]!
+    batch.forEach((save, i) => {
+      if (results[i]! < 0) {
+        save.reject(new errorCodes.KERNEL_TOKEN_NOT_RESERVED(save.token))
+        return
+      }
+      this.outstanding.delete(save.token)
+      save.resolve()
+    })
   }
 
   async load (token: string): Promise<Profile | undefined> {
