@@ -1,4 +1,5 @@
 import type HandlebarsNs from 'handlebars'
+import { errorCodes } from '../errors/codes.js'
 
 /**
  * Handlebars templates compiled to plain closures, for the pages the kernel renders on the hot
@@ -43,7 +44,7 @@ function isEmpty (value: unknown): boolean {
 
 function unsupported (node: hbs.AST.Node, what: string): never {
   const at = node.loc === undefined ? '' : ` (line ${node.loc.start.line})`
-  throw new Error(`compiled-template: ${what} is not supported${at}`)
+  throw new errorCodes.KERNEL_TEMPLATE(`compiled template: ${what} is not supported${at}`)
 }
 
 export class TemplateCompiler {
@@ -210,7 +211,7 @@ export class TemplateCompiler {
     const indent = (node as { indent?: string }).indent ?? ''
     return (context, data) => {
       const partial = options.partials.get(name)
-      if (partial === undefined) throw new Error(`compiled-template: the partial ${name} could not be found`)
+      if (partial === undefined) throw new errorCodes.KERNEL_TEMPLATE(`compiled template: the partial ${name} could not be found`)
       return indent + (partial as PartialTemplate)[kRender](param === undefined ? context : param(context, data), data)
     }
   }
