@@ -67,8 +67,10 @@ function isTruthy (value: unknown): boolean {
  */
 function each (value: unknown, parent: Data, fn: Program): string | undefined {
   if (value === null || typeof value !== 'object') return undefined
-  // Handlebars' `createFrame`: a copy of the parent frame pointing back at it
-  const frame: Data = { ...parent, _parent: parent }
+  // Handlebars' `createFrame` (a copy of the parent frame pointing back at it), written out: a
+  // frame holds `root` and the iteration's fields, which each iteration below sets, and a
+  // literal of one shape costs far less than spreading frames of several
+  const frame: Data = { root: parent.root, _parent: parent, key: undefined, index: 0, first: false, last: false }
   let out = ''
   if (Array.isArray(value) || typeof (value as Iterable<unknown>)[Symbol.iterator] === 'function') {
     const items: unknown[] = Array.isArray(value) ? value : [...(value as Iterable<unknown>)]
