@@ -117,8 +117,9 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
   }
   const options = resolveKernelOptions(rawOptions, await featureOptionProblems(rawOptions))
   // what only some apps use is loaded only by them: an app pays for what it configures
-  const { TRACE_PARTIALS, createTemplateRenderer } = await import('./views.js')
-  const { render } = await createTemplateRenderer(app, TRACE_PARTIALS)
+  const { TRACE_PARTIALS, createPageRenderer, createTemplateRenderer } = await import('./views.js')
+  const { handlebars } = await createTemplateRenderer(app, TRACE_PARTIALS)
+  const render = createPageRenderer(handlebars, TRACE_PARTIALS)
   const sources = options.debug ? new (await import('../src/errors/source-excerpt.js')).SourceExcerpts({ root: process.cwd(), fileLinkFormat: options.fileLinkFormat }) : undefined
   const errorController = createErrorController({
     debug: options.debug,

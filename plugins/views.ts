@@ -1,8 +1,12 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import view from '@fastify/view'
 import Handlebars from 'handlebars'
 import { templatesDir } from '../src/config/paths.js'
 import { TEMPLATE_HELPERS, registerTemplateHelpers } from '../src/http/template-helpers.js'
+import { TemplateCompiler } from '../src/http/compiled-template.js'
+import type { CompiledTemplate } from '../src/http/compiled-template.js'
 
 /** The stack trace of debug pages, shared by the error page and the profiler's exception panel. */
 export const TRACE_PARTIALS: Record<string, string> = {
@@ -50,4 +54,28 @@ export async function createTemplateRenderer (app: FastifyInstance, partials: Re
     render = (child as unknown as { kernelTemplates: TemplateRender }).kernelTemplates
   })
   return { render: render as TemplateRender, handlebars }
+}
+
+/** Renders one of the kernel's templates synchronously, from its compiled closure. */
+export type PageRender = (page: string, data: object) => string
+
+/**
+ * The error pages' renderer: each template (and the trace partials) read and compiled once, on
+ * its first use, to plain closures (`src/http/compiled-template.ts`) that render the same bytes
+ * as the handlebars instance would, in a fraction of its time and without a promise.
+ */
+export function createPageRenderer (handlebars: typeof Handlebars, partialFiles: Record<string, string> = {}): PageRender {
+  const compiler = new TemplateCompiler(handlebars)
+  const partials = new Map<string, CompiledTemplate>()
+  const pages = new Map<string, CompiledTemplate>()
+  const compile = (file: string): CompiledTemplate => compiler.compile(readFileSync(join(templatesDir, file), 'utf8'), { partials })
+  return (page, data) => {
+    let template = pages.get(page)
+    if (template === undefined) {
+      for (const [name, file] of Object.entries(partialFiles)) if (!partials.has(name)) partials.set(name, compile(file))
+      template = compile(page)
+      pages.set(page, template)
+    }
+    return template(data)
+  }
 }

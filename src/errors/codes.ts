@@ -52,6 +52,8 @@ export const errorCodes = {
   KERNEL_ERROR_HANDLER_ORDER: createError('KERNEL_ERROR_HANDLER_ORDER', 'fastify-kernel: %s'),
   /** the kernel registered a second time on an app (or a child of one that has it) */
   KERNEL_ALREADY_REGISTERED: createError('KERNEL_ALREADY_REGISTERED', 'fastify-kernel: the kernel is already registered on this app (or a parent of it): register it once, at the root, with all its options.'),
+  /** one of the kernel's own templates uses what its compiled renderer does not support, or a missing partial */
+  KERNEL_TEMPLATE: createError('KERNEL_TEMPLATE', 'fastify-kernel: %s'),
   /** the package's own files could not be found (a broken install) */
   KERNEL_PACKAGE_NOT_FOUND: createError('KERNEL_PACKAGE_NOT_FOUND', 'fastify-kernel: cannot find its own package.json')
 } as const

@@ -147,7 +147,10 @@ export function readableMessage (value: unknown): string {
   }
 }
 
-function flattenOne (error: unknown, withTrace: boolean): FlatException {
+/** A stack's frames: `parseStack`, or frames described for a debug page (`SourceExcerpts`). */
+export type TraceReader = (stack: string | undefined) => StackFrame[]
+
+function flattenOne (error: unknown, withTrace: boolean, traceOf: TraceReader): FlatException {
   const own = ownStatusOf(error)
   const statusCode = own ?? 500
   if (!(error instanceof Error)) {
@@ -166,7 +169,7 @@ function flattenOne (error: unknown, withTrace: boolean): FlatException {
     }
   }
   // formatting a stack is the costliest part of an error response: only debug pages show it
-  const trace = withTrace ? parseStack(error.stack) : []
+  const trace = withTrace ? traceOf(error.stack) : []
   const code = (error as { code?: unknown }).code
   return {
     class: qualifiedClassName(error),
@@ -186,14 +189,14 @@ function flattenOne (error: unknown, withTrace: boolean): FlatException {
  * The exception and its causes, outermost first (cycle-safe, at most 16 deep), with parsed
  * stack traces when `withTrace`; without, only the outermost exception (all production shows).
  */
-export function flattenChain (error: unknown, withTrace = true): FlatException[] {
-  if (!withTrace) return [flattenOne(error, false)]
+export function flattenChain (error: unknown, withTrace = true, traceOf: TraceReader = parseStack): FlatException[] {
+  if (!withTrace) return [flattenOne(error, false, traceOf)]
   const chain: FlatException[] = []
   const seen = new Set<unknown>()
   let current: unknown = error
   while (current !== undefined && current !== null && !seen.has(current) && chain.length < MAX_CHAIN) {
     seen.add(current)
-    chain.push(flattenOne(current, true))
+    chain.push(flattenOne(current, true, traceOf))
     current = current instanceof Error ? current.cause : undefined
   }
   return chain

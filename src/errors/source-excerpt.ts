@@ -3,7 +3,7 @@ import { isAbsolute, join, relative, sep } from 'node:path'
 import { LRUCache } from 'lru-cache'
 import { packageRoot } from '../config/paths.js'
 import type { FlatException, SourceLine, StackFrame } from './flatten.js'
-import { flattenChain } from './flatten.js'
+import { flattenChain, parseStack } from './flatten.js'
 import { originalPosition } from './source-map.js'
 import { fileLinker } from './file-link.js'
 import type { FileLinker } from './file-link.js'
@@ -16,6 +16,9 @@ const MAX_EXCERPTS = 20
 const MAX_LINE = 400
 const MAX_SOURCE_BYTES = 4 * 1024 * 1024
 const MAX_POSITIONS = 4096
+/** Described traces kept, and the longest frames text kept as a key (a whole deep stack is a few KB). */
+const MAX_TRACES = 256
+const MAX_TRACE_KEY = 64 * 1024
 
 /**
  * The kernel's own code, shown folded like a dependency's (as Symfony's frames are under
@@ -86,6 +89,12 @@ export class SourceExcerpts {
    */
   private readonly positions = new Map<string, Omit<StackFrame, 'function'>>()
   private readonly chains = new WeakMap<object, FlatException[]>()
+  /**
+   * Described traces by their frames text (a stack without its message line): errors raised at
+   * the same place (every routing miss, an app's recurring failure) share it, and are parsed
+   * and described once. The frames come from the code, not from requests; the map is bounded.
+   */
+  private readonly traces = new Map<string, StackFrame[]>()
 
   constructor (options: SourceExcerptOptions) {
     this.root = options.root
@@ -99,27 +108,36 @@ export class SourceExcerpts {
   chain (error: unknown): FlatException[] {
     const made = typeof error === 'object' && error !== null ? this.chains.get(error) : undefined
     if (made !== undefined) return made
-    const chain = this.enrich(flattenChain(error, true))
+    // each exception's `file:line` follow its first frame, described
+    const chain = flattenChain(error, true, this.describedTrace)
     if (typeof error === 'object' && error !== null) this.chains.set(error, chain)
     return chain
   }
 
-  /** The chain with every frame mapped and described; the exception's `file:line` follow its first frame. */
-  enrich (chain: FlatException[]): FlatException[] {
-    for (const exception of chain) {
-      let excerpts = 0
-      exception.trace = exception.trace.map((frame) => {
-        const described = this.describe(frame, excerpts < MAX_EXCERPTS)
-        if (described.excerpt !== undefined) excerpts++
-        return described
-      })
-      const first = exception.trace[0]
-      if (first !== undefined) {
-        exception.file = first.file
-        exception.line = first.line
-      }
+  /** A stack's frames, each mapped and described: shared by the stacks with the same frames, as copies. */
+  private readonly describedTrace = (stack: string | undefined): StackFrame[] => {
+    if (stack === undefined) return []
+    const at = stack.indexOf('\n    at ')
+    // a message whose own lines read as frames (rare) is described whole, uncached
+    if (at === -1 || stack.length - at > MAX_TRACE_KEY || parseStack(stack.slice(0, at)).length > 0) return this.describeAll(parseStack(stack))
+    const key = stack.slice(at + 1)
+    let trace = this.traces.get(key)
+    if (trace === undefined) {
+      trace = this.describeAll(parseStack(key))
+      if (this.traces.size >= MAX_TRACES) this.traces.clear()
+      this.traces.set(key, trace)
     }
-    return chain
+    return trace.map((frame) => ({ ...frame }))
+  }
+
+  /** Every frame mapped and described, the first application frames with their excerpts. */
+  private describeAll (frames: StackFrame[]): StackFrame[] {
+    let excerpts = 0
+    return frames.map((frame) => {
+      const described = this.describe(frame, excerpts < MAX_EXCERPTS)
+      if (described.excerpt !== undefined) excerpts++
+      return described
+    })
   }
 
   /** One frame mapped to its source, its path shown relative to the root, with its editor link; no excerpt. */

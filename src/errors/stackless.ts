@@ -19,8 +19,47 @@ export function stackless<T extends Error> (type: abstract new (...args: never[]
  * of a debug page's chain has its stack trace.
  */
 export function withFramesOf<T extends Error> (cause: T, outer: Error): T {
-  const stack = outer.stack ?? ''
-  const frames = stack.indexOf('\n    at ')
-  cause.stack = (cause.message === '' ? cause.name : `${cause.name}: ${cause.message}`) + (frames === -1 ? '' : stack.slice(frames))
+  cause.stack = stackHeader(cause) + framesOf(outer.stack ?? '')
   return cause
+}
+
+/** The first line of an error's stack, as V8 writes it. */
+function stackHeader (error: Error): string {
+  return error.message === '' ? error.name : `${error.name}: ${error.message}`
+}
+
+/** The frame lines of a stack (from the first `\n    at `), or '' when it has none. */
+function framesOf (stack: string): string {
+  const frames = stack.indexOf('\n    at ')
+  return frames === -1 ? '' : stack.slice(frames)
+}
+
+/** A place exceptions are raised at whose frames are the same every time: the frames, once captured. */
+export interface RaiseSite { frames?: string }
+
+/**
+ * Before constructing an exception at `site` (the router's miss, whose stack is limited to the
+ * one frame that raises it): once the site's frames are known, stack capture (most of the
+ * exception's cost) is switched off for the construction. Returns the limit `sharedFrames`
+ * restores. The construction stays in the caller, so that the first capture names its frame.
+ */
+export function skipCapture (site: RaiseSite): number | undefined {
+  if (site.frames === undefined || Error.stackTraceLimit < 1) return undefined
+  const limit = Error.stackTraceLimit
+  Error.stackTraceLimit = 0
+  return limit
+}
+
+/**
+ * After constructing it: the first exception of the site gives its frames, every later one shows
+ * them. With stack traces off (a limit of 0) nothing is captured or shown, as for any error.
+ */
+export function sharedFrames<T extends Error> (site: RaiseSite, error: T, limit: number | undefined): T {
+  if (limit === undefined) {
+    if (Error.stackTraceLimit >= 1) site.frames ??= framesOf(error.stack ?? '')
+    return error
+  }
+  Error.stackTraceLimit = limit
+  error.stack = stackHeader(error) + (site.frames ?? '')
+  return error
 }

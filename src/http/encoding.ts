@@ -7,8 +7,11 @@ export function escapeHtml (text: string): string {
 
 /** PHP's rawurlencode: everything but `A-Z a-z 0-9 - _ . ~` percent-encoded, so the result is a valid header value. */
 export function rawUrlEncode (text: string): string {
-  return encodeURIComponent(text.toWellFormed()).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase())
+  return encodeURIComponent(text.toWellFormed()).replace(/[!'()*]/g, (c) => RAW_URL_ESCAPES[c])
 }
+
+/** What encodeURIComponent leaves and rawurlencode does not. */
+const RAW_URL_ESCAPES: Record<string, string> = { '!': '%21', "'": '%27', '(': '%28', ')': '%29', '*': '%2A' }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true })
 

@@ -14,7 +14,8 @@ import {
   ResourceNotFoundException,
   SuspiciousOperationException
 } from '../errors/exceptions.js'
-import { stackless, withFramesOf } from '../errors/stackless.js'
+import { sharedFrames, skipCapture, stackless, withFramesOf } from '../errors/stackless.js'
+import type { RaiseSite } from '../errors/stackless.js'
 import type { HttpException } from '../errors/exceptions.js'
 import { originOf, parseHttpHost, requestScheme, splitRequestTarget } from './request-uri.js'
 import type { RequestUri } from './request-uri.js'
@@ -63,6 +64,9 @@ export function resolveRequestUri (request: RoutedRequest, trustedHosts?: Truste
  * and capturing, formatting and showing each costs a debug 404 some 8 µs.
  */
 const ROUTING_MISS_FRAMES = 1
+/** The frame of each kind of miss, the same for every miss: captured once, then shared. */
+const NOT_FOUND_SITE: RaiseSite = {}
+const METHOD_NOT_ALLOWED_SITE: RaiseSite = {}
 
 /** The router's decision for a request no route serves, and the answer: a redirect, or the 404 / 405. */
 export interface RoutingFailure {
@@ -99,7 +103,8 @@ function routingAnswer (table: RouteTable, request: RoutedRequest, uri: RequestU
       // one stack is captured, the outer one's; the cause shows the same frames
       if (withStack) {
         const cause = stackless(MethodNotAllowedException, { message: '', allowedMethods: outcome.allow })
-        const error = new MethodNotAllowedHttpException(outcome.allow, message, cause)
+        const limit = skipCapture(METHOD_NOT_ALLOWED_SITE)
+        const error = sharedFrames(METHOD_NOT_ALLOWED_SITE, new MethodNotAllowedHttpException(outcome.allow, message, cause), limit)
         withFramesOf(cause, error)
         return { outcome, answer: error }
       }
@@ -115,16 +120,16 @@ function routingAnswer (table: RouteTable, request: RoutedRequest, uri: RequestU
       }
     }
     case 'not-found':
-      return { outcome, answer: routeNotFound(request, url, outcome.attemptedPath, withStack) }
+      return { outcome, answer: routeNotFound(request, url, outcome.attemptedPath, withStack, NOT_FOUND_SITE) }
   }
 }
 
 /**
  * Symfony's 404 for a request no route serves (`url`: scheme, host and raw path), `attemptedPath`
  * being the last path the matcher tried. Also raised after matching by listeners that act as
- * requirements (`_locale`).
+ * requirements (`_locale`). `site`: raised where the frames are always the same (the router's miss).
  */
-export function routeNotFound (request: Pick<RoutedRequest, 'method' | 'headers'>, url: string, attemptedPath: string, withStack = true): NotFoundHttpException {
+export function routeNotFound (request: Pick<RoutedRequest, 'method' | 'headers'>, url: string, attemptedPath: string, withStack = true, site: RaiseSite = {}): NotFoundHttpException {
   const referer = headerText(request.headers.referer)
   // PHP truthiness, as in Symfony's RouterListener: "" and "0" add no suffix
   const from = referer !== undefined && referer !== '' && referer !== '0' ? ` (from "${referer}")` : ''
@@ -133,7 +138,8 @@ export function routeNotFound (request: Pick<RoutedRequest, 'method' | 'headers'
   // one stack is captured, the outer one's; the cause shows the same frames
   if (withStack) {
     const resourceNotFound = stackless(ResourceNotFoundException, { message: cause })
-    const error = new NotFoundHttpException(message, resourceNotFound)
+    const limit = skipCapture(site)
+    const error = sharedFrames(site, new NotFoundHttpException(message, resourceNotFound), limit)
     withFramesOf(resourceNotFound, error)
     return error
   }

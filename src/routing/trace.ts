@@ -34,10 +34,13 @@ export interface RoutingData {
 
 type Router = FindMyWay.Instance<FindMyWay.HTTPVersion.V1>
 
+/** What tracing needs of a route, made once per route definition (a new table has new definitions). */
 interface CompiledRoute {
   pattern: ParsedPattern
   exact: Router
   loose: Router
+  /** the display path's segments after the leading slash */
+  segments: string[]
 }
 
 const compiled = new WeakMap<RouteDefinition, CompiledRoute>()
@@ -53,7 +56,7 @@ function compile (route: RouteDefinition): CompiledRoute {
     try { exact.on(method as FindMyWay.HTTPMethod, route.url, noop) } catch { /* an unusual method: the table has it */ }
     try { loose.on(method as FindMyWay.HTTPMethod, pattern.loose, noop) } catch { /* idem */ }
   }
-  found = { pattern, exact, loose }
+  found = { pattern, exact, loose, segments: pattern.display.split('/').slice(1) }
   compiled.set(route, found)
   return found
 }
@@ -72,11 +75,9 @@ function decode (segment: string): string {
   try { return decodeURIComponent(segment) } catch { return segment }
 }
 
-/** The first static segment of the route that the path does not have, in words. */
-function pathDifference (display: string, path: string): string {
+/** The first static segment of the route that the path does not have, in words (`want`, `got`: segments after the leading slash). */
+function pathDifference (display: string, want: readonly string[], got: readonly string[]): string {
   if (display === '/') return 'the route is the root path "/"'
-  const want = display.split('/').slice(1)
-  const got = path.split('/').slice(1)
   for (let i = 0; i < want.length; i++) {
     if (i >= got.length) return `the path stops before segment ${i + 1} ("${want[i]}")`
     if (!want[i].includes('{') && decode(got[i]) !== want[i]) return `segment ${i + 1} is "${got[i]}", the route expects "${want[i]}"`
@@ -102,24 +103,28 @@ export function traceRoutes (routes: readonly RouteDefinition[], method: string,
   const canonical = method === 'HEAD' ? 'GET' : method
   const path = routingPath(rawPath)
   const oneSlash = path.endsWith('//') ? collapseTrailingSlashes(path) : undefined
+  // what depends on the path alone is worked out once, not once per route
+  const toggled = toggleTrailingSlash(rawPath)
+  const toggledPath = toggled === undefined ? undefined : routingPath(toggled)
+  const segments = rawPath.split('/').slice(1)
   const lines: RouteTraceLine[] = []
   for (const route of routes) {
-    const { pattern, exact, loose } = compile(route)
+    const { pattern, exact, loose, segments: routeSegments } = compile(route)
     const base = { name: route.name, methods: route.methods, path: pattern.display }
     const staticSlashes = oneSlash !== undefined && oneSlash !== '/' && pattern.parameters.length === 0 && !route.url.includes('*') && route.url === oneSlash
-    if (staticSlashes || pathHit(route, exact, path) !== null) {
+    // one lookup tells both: a hit, or a hit refused for an empty parameter
+    const hit = findAny(exact, route.methods, path)
+    const empty = hit === null ? undefined : emptyParameter(route.url, hit.params)
+    if (staticSlashes || (hit !== null && empty === undefined)) {
       if (route.methods.includes(canonical)) lines.push({ ...base, verdict: 'match', reason: 'matches', closeness: 0 })
       else lines.push({ ...base, verdict: 'method', reason: `method ${method} is not in ${route.methods.join(', ')}`, closeness: 1 })
       continue
     }
-    const empty = findAny(exact, route.methods, path)
-    if (empty !== null) {
-      const name = emptyParameter(route.url, empty.params) ?? ''
-      lines.push({ ...base, verdict: 'requirement', reason: `parameter "${name}" is empty: a parameter matches one or more characters`, closeness: 3 })
+    if (hit !== null) {
+      lines.push({ ...base, verdict: 'requirement', reason: `parameter "${empty ?? ''}" is empty: a parameter matches one or more characters`, closeness: 3 })
       continue
     }
-    const toggled = toggleTrailingSlash(rawPath)
-    if (toggled !== undefined && pathHit(route, exact, routingPath(toggled)) !== null) {
+    if (toggledPath !== undefined && pathHit(route, exact, toggledPath) !== null) {
       const redirects = (canonical === 'GET') && route.methods.includes('GET')
       lines.push({ ...base, verdict: 'slash', reason: `trailing slash: the route is ${pattern.display}${redirects ? ' (a GET or HEAD request is redirected)' : ''}`, closeness: 2 })
       continue
@@ -136,7 +141,7 @@ export function traceRoutes (routes: readonly RouteDefinition[], method: string,
       lines.push({ ...base, verdict: 'requirement', reason, closeness: 3 })
       continue
     }
-    lines.push({ ...base, verdict: 'path', reason: pathDifference(pattern.display, rawPath), closeness: 4 + distance(rawPath.slice(0, 256), pattern.display.slice(0, 256)) / Math.max(rawPath.length, pattern.display.length, 1) })
+    lines.push({ ...base, verdict: 'path', reason: pathDifference(pattern.display, routeSegments, segments), closeness: 4 + distance(rawPath.slice(0, 256), pattern.display.slice(0, 256)) / Math.max(rawPath.length, pattern.display.length, 1) })
   }
   return lines
 }

@@ -16,7 +16,8 @@ import type { Redactor } from '../../http/redact.js'
 import type { SourceExcerpts } from '../../errors/source-excerpt.js'
 import { responseNonces } from './csp-nonces.js'
 
-export type TemplateRenderer = (template: string, model: Record<string, unknown>) => Promise<string>
+/** Renders an error page (the kernel's compiled templates render synchronously). */
+export type TemplateRenderer = (template: string, model: Record<string, unknown>) => string | Promise<string>
 
 /** Adds to what a debug error page shows (the profiler adds its token and the nearest routes). */
 export type ErrorPageExtension = (event: ExceptionEvent) => Partial<Pick<ErrorPageInput, 'profile' | 'hints'>> | undefined
@@ -111,10 +112,14 @@ export function createErrorController ({ debug, render, extensions, redactor, so
       event.setResponse({ statusCode: plan.statusCode, headers: plan.headers, contentType: plan.contentType, body })
     }
     if (plan.template === undefined) return answer(plan.body ?? '')
-    return render(plan.template, plan.model ?? {}).then(answer, (error: unknown) => {
+    const failed = (error: unknown): void => {
       event.request.log.error({ err: error }, 'fastify-kernel: rendering the error page failed')
       event.setResponse(lastResortResponse(plan.statusCode, String(plan.model?.statusText ?? 'Error')))
-    })
+    }
+    const { template, model = {} } = plan
+    // rendered at once, answered after a promise as before: kernel.exception still ends
+    // asynchronously for a rendered page (what its tracing channel's subscribers see)
+    return new Promise<string>((resolve) => { resolve(render(template, model)) }).then(answer, failed)
   }
 }
 
