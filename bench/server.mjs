@@ -34,7 +34,12 @@ if (kind === 'als') {
 }
 // requests answered, counted where Node hands them over: what the profiler's counts must add up to
 let served = 0
-app.server.on('request', () => { served++ })
+let inFlight = 0
+app.server.on('request', (request, response) => {
+  served++
+  inFlight++
+  response.once('close', () => { inFlight-- })
+})
 
 app.get('/hello/:name', async (request) => ({ hello: request.params.name }))
 app.post('/hello/:name', async () => ({ posted: true }))
@@ -80,7 +85,13 @@ process.on('message', async (message) => {
   if (message !== 'memory' && message !== 'settled') return
   const profiler = app.kernelProfiler
   // the counts once every profile of the requests served so far is stored (or dropped)
-  if (message === 'settled') await profiler?.settled()
+  if (message === 'settled') {
+    // requests the load generator left in flight (a slow route's, at its end) terminate first,
+    // so that their profiles are counted (bounded: a request that never ends does not hang it)
+    const busy = () => inFlight > 0
+    for (let waited = 0; busy() && waited < 5000; waited += 5) await new Promise((resolve) => setTimeout(resolve, 5))
+    await profiler?.settled()
+  }
   const { rss, heapUsed, heapTotal } = process.memoryUsage()
   const directory = options.profiler?.directory
   const { user, system } = process.cpuUsage()

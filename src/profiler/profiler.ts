@@ -245,10 +245,6 @@ export class Profiler {
   }
 
   /**
-   * Decided on the later tick, not in terminate: a burst of requests is not a backlog unless the
-   * storage really is behind (the memory storage never is).
-   */
-  /**
    * Whether the save budget of the current window is spent (or the storage is behind): then a
    * request is not profiled at all. Under a load test most requests then cost the profiler
    * nothing, rather than being recorded for a profile that would be dropped (and carrying a
@@ -268,6 +264,10 @@ export class Profiler {
     return pendingSaves >= this.maxPendingSaves || (this.options.saveBudget < 1 && this.windowSaves >= this.options.keepPerSecond && this.windowSpent >= this.options.saveBudget * SAVE_WINDOW_MS)
   }
 
+  /**
+   * Decided on the later tick, not in terminate: a burst of requests is not a backlog unless the
+   * storage really is behind (the memory storage never is).
+   */
   private saveOrDrop (request: FastifyRequest, reply: FastifyReply, context: KernelContext, recording: Recording, backlog: number): void {
     this.scheduled--
     if (this.saturatedWith(backlog)) {
