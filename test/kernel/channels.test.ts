@@ -84,8 +84,9 @@ t.test('a subscriber sees every stage of a request, in order, with its outcome',
     'kernel.request start', 'kernel.request end completed',
     'kernel.controller start', 'kernel.controller end', 'kernel.controller asyncStart', 'kernel.controller asyncEnd completed',
     'kernel.controller_arguments start', 'kernel.controller_arguments end completed',
-    // the controller threw: the error controller renders its page (asynchronously) and answers
-    'kernel.exception start', 'kernel.exception end', 'kernel.exception asyncStart', 'kernel.exception asyncEnd responded',
+    // the controller threw: the error controller renders its page from the compiled templates,
+    // synchronously, and answers: a stage whose listeners are all synchronous ends at `end`
+    'kernel.exception start', 'kernel.exception end responded',
     'kernel.response start', 'kernel.response end completed',
     'kernel.finish_request start', 'kernel.finish_request end completed',
     'kernel.terminate start', 'kernel.terminate end completed'
@@ -101,16 +102,16 @@ t.test('errors: the router\'s miss, a listener that throws, one that rejects', a
   t.same(seen.splice(0), [
     // the router fails kernel.request with the 404 (event.fail(), no throw): published as its error
     'kernel.request start', 'kernel.request error No route found for "GET http://example.test/nope"', 'kernel.request end threw',
-    'kernel.exception start', 'kernel.exception end', 'kernel.exception asyncStart', 'kernel.exception asyncEnd responded',
+    'kernel.exception start', 'kernel.exception end responded',
     'kernel.response start', 'kernel.response end completed',
     'kernel.finish_request start', 'kernel.finish_request end completed',
     'kernel.terminate start', 'kernel.terminate end completed'
   ])
 
   t.equal(await get(app, '/hello/world', terminated, { 'x-refuse': '1' }), 500)
-  t.same(seen.splice(0, 7), [
+  t.same(seen.splice(0, 5), [
     'kernel.request start', 'kernel.request error refused by a listener', 'kernel.request end threw',
-    'kernel.exception start', 'kernel.exception end', 'kernel.exception asyncStart', 'kernel.exception asyncEnd responded'
+    'kernel.exception start', 'kernel.exception end responded'
   ])
   seen.length = 0
 

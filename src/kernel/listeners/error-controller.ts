@@ -16,7 +16,7 @@ import type { Redactor } from '../../http/redact.js'
 import type { SourceExcerpts } from '../../errors/source-excerpt.js'
 import { responseNonces } from './csp-nonces.js'
 
-/** Renders an error page (the kernel's compiled templates render synchronously). */
+/** Renders an error page; synchronously when it can (the kernel's compiled templates), so the answer needs no promise. */
 export type TemplateRenderer = (template: string, model: Record<string, unknown>) => string | Promise<string>
 
 /** Adds to what a debug error page shows (the profiler adds its token and the nearest routes). */
@@ -116,10 +116,13 @@ export function createErrorController ({ debug, render, extensions, redactor, so
       event.request.log.error({ err: error }, 'fastify-kernel: rendering the error page failed')
       event.setResponse(lastResortResponse(plan.statusCode, String(plan.model?.statusText ?? 'Error')))
     }
-    const { template, model = {} } = plan
-    // rendered at once, answered after a promise as before: kernel.exception still ends
-    // asynchronously for a rendered page (what its tracing channel's subscribers see)
-    return new Promise<string>((resolve) => { resolve(render(template, model)) }).then(answer, failed)
+    let rendered: string | Promise<string>
+    try {
+      rendered = render(plan.template, plan.model ?? {})
+    } catch (error) {
+      return failed(error)
+    }
+    return typeof rendered === 'string' ? answer(rendered) : rendered.then(answer, failed)
   }
 }
 
