@@ -1,6 +1,7 @@
 import { inspect } from 'node:util'
 import { currentKernelContext } from '../kernel/async-context.js'
 import { spansOf } from './spans.js'
+import { ProcessShare } from './process-share.js'
 
 /** A `dump()` as recorded: its text made at the call, its caller's stack line mapped later. */
 export interface RecordedDump {
@@ -31,17 +32,12 @@ export const MAX_DUMPS = 100
 export const MAX_DUMP_TEXT = 64 * 1024
 const INSPECT: Parameters<typeof inspect>[1] = { depth: 4, maxArrayLength: 100, maxStringLength: 10_000, breakLength: 100, compact: 3, colors: false, getters: false }
 
-/** how many profilers are alive in this process: with none, `dump()` returns at once */
-let listening = 0
+/** while no profiler is alive in this process, `dump()` returns at once */
+const listening = new ProcessShare()
 
 /** A profiler starts (debug mode): `dump()` records in its profiled requests. Returns the stop. */
 export function listenToDumps (): () => void {
-  listening++
-  let stopped = false
-  return () => {
-    if (!stopped) listening--
-    stopped = true
-  }
+  return listening.retain()
 }
 
 function frameOfCaller (): string | undefined {
@@ -63,7 +59,7 @@ function frameOfCaller (): string | undefined {
  * the console, and costs a counter read when no profiler runs in the process.
  */
 export function dump<T> (value: T, label?: string): T {
-  if (listening === 0) return value
+  if (!listening.held) return value
   const context = currentKernelContext()
   if (context === undefined || spansOf(context) === undefined) return value
   let dumps = context.get('dumps')

@@ -1,11 +1,45 @@
 import type { PerformanceMeasure } from 'node:perf_hooks'
 import { currentSpans } from './spans.js'
+import { ProcessShare } from './process-share.js'
 
 type Measure = typeof performance.measure
 
-let users = 0
 /** our wrapper, while it is in `performance.measure`'s chain (even under another's wrapper) */
 let wrapper: { measure: Measure, original: Measure, enabled: boolean } | undefined
+
+/** The first profiler: wrap `performance.measure` (or enable the wrapper still in its chain). */
+function wrapMeasure (): void {
+  if (wrapper === undefined) {
+    const original = performance.measure
+    const state = {
+      original,
+      enabled: true,
+      measure: function measureInRequest (this: typeof performance, ...args: unknown[]): PerformanceMeasure {
+        const entry = Reflect.apply(original, this, args) as PerformanceMeasure
+        if (state.enabled && entry !== undefined) currentSpans()?.add({ kind: 'measure', name: entry.name, start: entry.startTime, duration: entry.duration, data: {} })
+        return entry
+      } as Measure
+    }
+    wrapper = state
+    performance.measure = state.measure
+  }
+  wrapper.enabled = true
+}
+
+/**
+ * The last profiler is gone: the original goes back, unless something wrapped it since (then
+ * ours stays in the chain, passing calls through, and is enabled again later).
+ */
+function unwrapMeasure (): void {
+  if (wrapper === undefined) return
+  wrapper.enabled = false
+  if (performance.measure === wrapper.measure) {
+    performance.measure = wrapper.original
+    wrapper = undefined
+  }
+}
+
+const measures = new ProcessShare(wrapMeasure, unwrapMeasure)
 
 /**
  * `performance.measure()` calls made during a profiled request become `measure` spans of it.
@@ -19,36 +53,8 @@ let wrapper: { measure: Measure, original: Measure, enabled: boolean } | undefin
  * Production wraps nothing. Limits: a measure made through a reference to the function taken
  * before the profiler started, or in a worker thread, is not seen.
  *
- * Returns the release: the last one puts the original back (unless something wrapped it
- * since: then ours stays in the chain, passing calls through, and is enabled again later).
+ * Returns the release.
  */
 export function observeMeasures (): () => void {
-  if (users++ === 0) {
-    if (wrapper === undefined) {
-      const original = performance.measure
-      const state = {
-        original,
-        enabled: true,
-        measure: function measureInRequest (this: typeof performance, ...args: unknown[]): PerformanceMeasure {
-          const entry = Reflect.apply(original, this, args) as PerformanceMeasure
-          if (state.enabled && entry !== undefined) currentSpans()?.add({ kind: 'measure', name: entry.name, start: entry.startTime, duration: entry.duration, data: {} })
-          return entry
-        } as Measure
-      }
-      wrapper = state
-      performance.measure = state.measure
-    }
-    wrapper!.enabled = true
-  }
-  let released = false
-  return () => {
-    if (released) return
-    released = true
-    if (--users > 0 || wrapper === undefined) return
-    wrapper.enabled = false
-    if (performance.measure === wrapper.measure) {
-      performance.measure = wrapper.original
-      wrapper = undefined
-    }
-  }
+  return measures.retain()
 }

@@ -2,6 +2,7 @@ import { channel, tracingChannel } from 'node:diagnostics_channel'
 import type { TracingChannelSubscribers } from 'node:diagnostics_channel'
 import { currentKernelContext, restoreRequestContext } from '../../kernel/async-context.js'
 import type { KernelContext } from '../../kernel/context.js'
+import { ProcessShare } from '../process-share.js'
 
 /**
  * A handler of a plain channel (undici's, node:http's), the handlers of a tracing channel
@@ -37,24 +38,18 @@ function guarded<A> (fn: (arg: A) => void): (arg: A) => void {
  * `hasSubscribers` stays false, so the libraries skip their tracing altogether.
  */
 export class ProcessChannels {
-  private holders = 0
+  private readonly share = new ProcessShare(() => { this.subscribe() }, () => { this.unsubscribe() })
   private readonly active: Array<() => void> = []
 
   constructor (private readonly subscriptions: () => readonly ChannelSubscription[]) {}
 
   get subscribed (): boolean {
-    return this.holders > 0
+    return this.share.held
   }
 
   /** Subscribes (on the first holder); the function returned lets go (once), unsubscribing after the last. */
   retain (): () => void {
-    if (this.holders++ === 0) this.subscribe()
-    let released = false
-    return () => {
-      if (released) return
-      released = true
-      if (--this.holders === 0) this.unsubscribe()
-    }
+    return this.share.retain()
   }
 
   private subscribe (): void {
