@@ -68,7 +68,7 @@ export function installErrorHandler (app: FastifyInstance, kernelHandler: ErrorH
     throw new errorCodes.KERNEL_ERROR_HANDLER_ORDER(`the kernel could not install its error handler (${(error as Error).message}). Register the kernel before calling \`app.setErrorHandler()\`.`, { cause: error })
   }
   if (flag !== undefined) scope[flag] = false
-  const chainSymbol = ownSymbol(app, 'fastify.errorHandler') ?? Object.getOwnPropertySymbols(Object.getPrototypeOf(app) as object).find((symbol) => symbol.description === 'fastify.errorHandler')
+  const chainSymbol = ownSymbol(app, 'fastify.errorHandler') ?? ownSymbol(Object.getPrototypeOf(app) as object, 'fastify.errorHandler')
   if (chainSymbol === undefined) return
   app.addHook('onReady', async () => {
     const chain = scope[chainSymbol] as HandlerChain

@@ -80,7 +80,7 @@ function quietLogLevel (app: FastifyInstance): 'warn' | undefined {
 export async function registerProfiler (app: FastifyInstance, kernel: Kernel, options: ResolvedKernelOptions): Promise<void> {
   // validated in every mode, so that a typo fails in development and production alike
   const profilerOptions = resolveProfilerOptions(options.profiler, options.debug)
-  // its redact options are the policy of every output, production's logs included
+  // its redact options are the policy of every output (pages, profiles, production's logs too)
   if (profilerOptions !== undefined) kernel.redactor = new Redactor(profilerOptions.redactNames, profilerOptions.redactPattern)
   if (!options.debug || profilerOptions === undefined) return
 
@@ -90,8 +90,6 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   }
   const profiler = new Profiler(profilerOptions, storage, kernel, app.log)
   app.decorate('kernelProfiler', profiler)
-  // one redaction policy: the debug error page masks what the profile masks
-  kernel.redactor = profiler.redactor
   app.addHook('onClose', async () => { await profiler.settled(); await storage.close() })
 
   // each request's log records, captured where Fastify creates request.log

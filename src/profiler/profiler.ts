@@ -62,7 +62,6 @@ export interface ProfilerLogger {
  * data (it knows none of their shapes). `plugins/profiler.ts` wires it to the kernel.
  */
 export class Profiler {
-  readonly redactor: Redactor
   readonly allowList: ClientAllowList
   readonly localHosts: LocalHosts
   readonly logCapture = new LogCapture()
@@ -110,12 +109,16 @@ export class Profiler {
     private readonly kernel: Kernel,
     private readonly log: ProfilerLogger
   ) {
-    this.redactor = new Redactor(options.redactNames, options.redactPattern)
     this.maxPendingSaves = MAX_PENDING_SAVES + options.maxProfiles
     this.allowList = new ClientAllowList(options.allowedNetworks)
     this.localHosts = new LocalHosts(options.allowedHosts)
     this.saveFailure = new ThrottledWarning(log, 'fastify-kernel: a profile could not be saved (at most one such warning per 10 s; every failure is counted in dropped)')
     this.collectFailure = new ThrottledWarning(log, 'fastify-kernel: a collector failed; its panel is left out of the profile (at most one such warning per 10 s)')
+  }
+
+  /** the one redaction policy, the kernel's (made from these options' `redactNames` and `redactPattern`) */
+  get redactor (): Redactor {
+    return this.kernel.redactor
   }
 
   /** Resolves when every save scheduled so far has finished (tests, shutdown). */
@@ -191,16 +194,15 @@ export class Profiler {
    * those with a proxy header, and those naming a host that is not local (docs/profiler.md).
    */
   readonly admits = (request: FastifyRequest): boolean => {
-    if (!trustsProxy(request)) {
-      const header = proxyHeaderOf(request.headers)
-      if (header !== undefined) {
-        this.warnAboutProxy(header, request.ip)
-        return false
-      }
+    const trusted = trustsProxy(request)
+    const header = trusted ? undefined : proxyHeaderOf(request.headers)
+    if (header !== undefined) {
+      this.warnAboutProxy(header, request.ip)
+      return false
     }
     if (!this.allowList.allows(request.ip)) return false
     // a local peer asking for a public host: a proxy that adds no header (nginx's default)
-    const proxied = trustsProxy(request) ? undefined : proxiedWithoutHeaders(request, this.localHosts)
+    const proxied = trusted ? undefined : proxiedWithoutHeaders(request, this.localHosts)
     if (proxied !== undefined) this.warnAboutHost(proxied, request.ip)
     return proxied === undefined
   }
