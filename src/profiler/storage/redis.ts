@@ -7,13 +7,14 @@ import type { ProfileFilter, ProfileStorage } from './storage.js'
 import { selectSummaries } from './storage.js'
 import { LuaScript, withDeadline } from '../../redis/commands.js'
 import { asKernelTraffic } from '../../kernel/async-context.js'
-
-const STORAGE_TRAFFIC = { purpose: 'profile storage' }
 import type { RedisCommands } from '../../redis/commands.js'
 import { ThrottledWarning } from '../../log/throttled-warning.js'
 import type { Clock } from '../../clock.js'
 import { systemClock } from '../../clock.js'
 import { errorCodes } from '../../errors/codes.js'
+
+/** what the profile storage's commands are, among the kernel's own Redis traffic */
+const STORAGE_TRAFFIC = { purpose: 'profile storage' }
 
 export interface RedisProfileStorageOptions {
   /** the app's client (ioredis); the storage never closes it */
