@@ -64,7 +64,7 @@ function mirrorRoutes (app: FastifyInstance, routes: RouteTable, routeHooks: Rou
   // from now on the application's own router says which methods match a path
   app.addHook('onReady', async () => {
     if (anonymous.length > 0) {
-      const { siteOfStack } = await import('../src/routing/declaration-site.js')
+      const { siteOfStack } = await import('../src/errors/declaration-site.js')
       for (const { definition, stack } of anonymous.splice(0)) definition.controller = siteOfStack(stack) ?? definition.controller
     }
     // only the methods Fastify has routes for are asked about (printRoutes names an empty tree)

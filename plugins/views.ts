@@ -5,8 +5,8 @@ import view from '@fastify/view'
 import Handlebars from 'handlebars'
 import { templatesDir } from '../src/config/paths.js'
 import { TEMPLATE_HELPERS, registerTemplateHelpers } from '../src/http/template-helpers.js'
-import { TemplateCompiler } from '../src/http/compiled-template.js'
-import type { CompiledTemplate } from '../src/http/compiled-template.js'
+import { TemplateCompiler } from '../src/errors/compiled-template.js'
+import type { CompiledTemplate } from '../src/errors/compiled-template.js'
 
 /** The stack trace of debug pages, shared by the error page and the profiler's exception panel. */
 export const TRACE_PARTIALS: Record<string, string> = {
@@ -61,7 +61,7 @@ export type PageRender = (page: string, data: object) => string
 
 /**
  * The error pages' renderer: each template (and the trace partials) read and compiled once, on
- * its first use, to plain closures (`src/http/compiled-template.ts`) that render the same bytes
+ * its first use, to plain closures (`src/errors/compiled-template.ts`) that render the same bytes
  * as the handlebars instance would, in a fraction of its time and without a promise.
  */
 export function createPageRenderer (handlebars: typeof Handlebars, partialFiles: Record<string, string> = {}): PageRender {

@@ -1,7 +1,7 @@
 import { isAbsolute, join, relative, sep } from 'node:path'
 import { packageRoot } from '../config/paths.js'
-import { originalPosition } from '../errors/source-map.js'
-import { parseStack } from '../errors/flatten.js'
+import { originalPosition } from './source-map.js'
+import { parseStack } from './flatten.js'
 
 /** The kernel's own code: a route it is told about is never declared there. */
 const KERNEL_FOLDERS = ['src', 'plugins', 'cli', 'dist', 'index.ts', 'index.js'].map((name) => join(packageRoot, name))

@@ -1,5 +1,5 @@
 import type HandlebarsNs from 'handlebars'
-import { errorCodes } from '../errors/codes.js'
+import { errorCodes } from './codes.js'
 
 /**
  * Handlebars templates compiled once to plain JavaScript functions, for the pages the kernel
