@@ -83,7 +83,8 @@ process.stdout.write(`${app.server.address().port}\n`)
 process.on('SIGINT', () => process.exit(0)) // exit cleanly, so --cpu-prof can write its profile
 process.on('message', async (message) => {
   if (message !== 'memory' && message !== 'settled') return
-  const profiler = app.kernelProfiler
+  // a running profiler (an inactive one has no storage; a build before units of work had no `enabled`)
+  const profiler = app.kernelProfiler?.storage === undefined ? undefined : app.kernelProfiler
   // the counts once every profile of the requests served so far is stored (or dropped)
   if (message === 'settled') {
     // requests the load generator left in flight (a slow route's, at its end) terminate first,

@@ -7,7 +7,7 @@
  */
 import type { CommandIo } from './io.js'
 import { CommandError, paint, table } from './io.js'
-import { TOKEN_PATTERN } from '../plugins/console.js'
+import { TOKEN_PATTERN, statusOfSummary } from '../plugins/console.js'
 import type { ProfileReport } from '../plugins/console.js'
 import { commandArgs, withAppConsole } from './command.js'
 
@@ -33,13 +33,16 @@ export async function profileCommand (args: string[], io: CommandIo): Promise<nu
 
 function profileLines ({ profile, storage }: ProfileReport, io: CommandIo): string[] {
   if (profile === null) return []
-  const status = String(profile.statusCode)
-  const statusStyle = profile.statusCode >= 500 ? 'red' : profile.statusCode >= 400 ? 'yellow' : 'green'
+  const { statusText, statusKind } = statusOfSummary(profile)
+  const statusStyle = statusKind === 'error' ? 'red' : statusKind === 'warning' ? 'yellow' : 'green'
+  const unit = profile.kind !== undefined && profile.kind !== 'request'
   const facts = [
-    ['Status', paint(io, statusStyle, status) + (profile.aborted ? ' (the client went away first)' : '')],
+    ...(unit ? [['Kind', profile.kind!]] : []),
+    ['Status', paint(io, statusStyle, statusText) + (profile.aborted ? ' (the client went away first)' : '')],
     ['Time', new Date(profile.time).toISOString()],
     ['Duration', `${profile.duration.toFixed(1)} ms`],
-    ['Client', profile.ip],
+    ...(unit ? [] : [['Client', profile.ip]]),
+    ...(profile.parent === undefined ? [] : [['Part of', profile.parent]]),
     ['Storage', storage.kind]
   ]
   const width = Math.max(...facts.map(([name]) => name.length))

@@ -70,7 +70,7 @@ function captureConsoleRequests (app: FastifyInstance, kernel: FastifyKernel, ma
     if (ours(event.request)) event.setResponse({ statusCode: 204, headers: {}, contentType: 'text/plain; charset=utf-8', body: '' })
   }, { priority: Priority.FIREWALL + 1, name: 'routing console: stop before the firewall' })
   // only a debug app profiles (and its every stage is open to listeners after ready)
-  if (app.kernelProfiler !== undefined) {
+  if (app.kernelProfiler?.enabled === true) {
     kernel.on(Stage.TERMINATE, (event) => {
       // the profiler's recording, by its state slot: the console's requests are not the app's traffic
       if (ours(event.request)) event.context.delete('profiler')

@@ -35,6 +35,7 @@ import { errorCodes } from '../src/errors/codes.js'
 import { kernelAnswer } from './console-answer.js'
 import type { KernelAnswer } from './console-answer.js'
 import type { Profiler } from '../src/profiler/profiler.js'
+import type { KernelProfiler } from '../src/profiler/kernel-profiler.js'
 import type { ProfileSummary } from '../src/profiler/profile.js'
 import { summarize } from '../src/profiler/profile.js'
 import { TOKEN_PATTERN } from '../src/profiler/token.js'
@@ -46,6 +47,7 @@ export type { RouteTraceLine } from '../src/routing/trace.js'
 export { VERDICT_TEXT } from '../src/routing/trace.js'
 export type { ListenerDescription } from '../src/kernel/dispatcher.js'
 export { TOKEN_PATTERN } from '../src/profiler/token.js'
+export { statusOfSummary } from '../src/profiler/pages/status.js'
 
 /** A stored profile, as `fastify-kernel profile` prints it: its summary and each panel's figure. */
 export interface ProfileReport {
@@ -65,7 +67,7 @@ class RouteRecorder {
   readonly routes = new Map<FastifyInstance, RegisteredRoute[]>()
   /** a kernel decorated on a context the routes were registered in (an encapsulated registration) */
   kernel: FastifyKernel | undefined
-  profiler: Profiler | undefined
+  profiler: KernelProfiler | undefined
 
   readonly onInit = (message: unknown): void => { this.watch((message as { fastify: FastifyInstance }).fastify) }
 
@@ -134,7 +136,7 @@ export class AppConsole {
     private readonly kernel: FastifyKernel,
     /** every route, in registration order */
     private readonly registered: readonly RegisteredRoute[],
-    private readonly profiler: Profiler | undefined
+    private readonly profiler: KernelProfiler | undefined
   ) {}
 
   /** Every route as Symfony's `debug:router` lists them, with what the request services add. */
@@ -159,7 +161,8 @@ export class AppConsole {
    * which is nothing.
    */
   async profile (ref: string): Promise<ProfileReport> {
-    const profiler = this.profiler
+    // a running profiler is the package's Profiler (`enabled`), the one this console loads with the app
+    const profiler = this.profiler?.enabled === true ? this.profiler as Profiler : undefined
     if (profiler === undefined) throw new errorCodes.KERNEL_CONSOLE_APP('the app has no profiler: debug is off, or its profiler option is false')
     const storage = { kind: profiler.storage.kind, shared: profiler.storage.kind !== 'memory' }
     let token: string | undefined = ref

@@ -7,7 +7,7 @@
 import type { KernelContext } from '../src/kernel/context.js'
 import type { RequestSecurity } from '../src/security/request-security.js'
 import type { IsGrantedCheck } from '../src/security/access-decision.js'
-import type { Profiler } from '../src/profiler/profiler.js'
+import type { KernelProfiler } from '../src/profiler/kernel-profiler.js'
 import type { Security } from '../src/security/security.js'
 import type { FastifyKernel } from './fastify-kernel.js'
 
@@ -15,8 +15,11 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** the kernel: stage listeners, the route table, `notFound()` and `handleException()` */
     kernel: FastifyKernel
-    /** the web profiler, when it is on (debug mode) */
-    kernelProfiler?: Profiler
+    /**
+     * the web profiler: `record()` a unit of work, `profileOf()` a response in tests. There in
+     * every mode; `enabled` is false where no profiler runs (production, `profiler: false`)
+     */
+    kernelProfiler: KernelProfiler
     /** the security configuration at run time (`security` option): firewalls, throttling, password checks */
     kernelSecurity?: Security
   }

@@ -25,6 +25,7 @@ import { answerConnectRequests } from './connect.js'
 import { registerLocale } from './locale.js'
 import { registerRequestSecurity } from './request-security.js'
 import { routerOptionsOf } from './router-options.js'
+import { inactiveProfiler } from '../src/profiler/kernel-profiler.js'
 import './fastify-augmentation.js'
 
 /**
@@ -168,6 +169,8 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
   if (options.security !== undefined) await (await import('./security.js')).registerSecurity(app, kernel, options, sessionCookie)
   // profiler options are checked in production too, so that a typo fails in every mode
   if (options.debug || (options.profiler !== undefined && options.profiler !== false)) await (await import('./profiler.js')).registerProfiler(app, kernel, options)
+  // `app.kernelProfiler.record()` is there in every mode: where no profiler runs it only calls its function
+  if (!app.hasDecorator('kernelProfiler')) app.decorate('kernelProfiler', inactiveProfiler)
 }
 
 /**

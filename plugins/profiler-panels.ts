@@ -54,10 +54,9 @@ function features (options: ResolvedKernelOptions, profiler: Profiler): Configur
  */
 export function registerAppPanels (app: FastifyInstance, kernel: Kernel, profiler: Profiler, options: ResolvedKernelOptions): void {
   const views = new ViewObserver()
-  profiler.recordingStarted.push((event, recording) => {
-    event.context.set('stopwatch', new RecordingStopwatch(recording.spans, event.context.startedAt))
-    views.observe(event.request, event.reply)
-  })
+  profiler
+    .extend({ name: 'stopwatch', begin (recording, context) { context.set('stopwatch', new RecordingStopwatch(recording.spans, context.startedAt)) } })
+    .extend({ name: 'renders', begin (_recording, _context, unit) { if (unit.request !== undefined && unit.reply !== undefined) views.observe(unit.request, unit.reply) } })
   const stopMeasures = observeMeasures()
   const stopDumps = listenToDumps()
   app.addHook('onClose', async () => { stopMeasures(); stopDumps() })

@@ -16,7 +16,8 @@ import { resolveProfilerOptions } from '../src/profiler/options.js'
 import { Redactor } from '../src/http/redact.js'
 import type { ResolvedProfilerOptions } from '../src/profiler/options.js'
 import { Profiler } from '../src/profiler/profiler.js'
-import type { ProfilerRouteMark } from '../src/profiler/profiler.js'
+import type { ProfilerRouteMark } from '../src/profiler/request-recording.js'
+import { unitLogChannels } from '../src/profiler/unit-logs.js'
 import { PROFILER_PATH, TOOLBAR_PATH } from '../src/profiler/recording.js'
 import { packageVersion } from '../src/config/paths.js'
 import { TOOLBAR_ASSETS, WebDebugToolbar, readToolbarAsset } from '../src/profiler/toolbar/toolbar.js'
@@ -94,13 +95,16 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
 
   // each request's log records, captured where Fastify creates request.log
   app.setChildLoggerFactory(profiler.logCapture.factory(app.childLoggerFactory, () => !profiler.saturated))
+  // other units' records, from whichever pino logger writes them (once per process while a profiler is alive)
+  const releaseUnitLogs = unitLogChannels.retain()
+  app.addHook('onClose', async () => { releaseUnitLogs() })
 
-  kernel.subscribe(profiler.subscriptions, 'profiler')
+  kernel.subscribe(profiler.requests.subscriptions, 'profiler')
   // what a request calls (HTTP, SQL, Redis…) is attributed to it through its async context
   kernel.tracksAsyncContext = true
-  kernel.errorPageExtensions.push(profiler.errorPage)
+  kernel.errorPageExtensions.push(profiler.requests.errorPage)
   if (profilerOptions.toolbar) {
-    kernel.subscribe([subscription(Stage.RESPONSE, Priority.WEB_DEBUG_TOOLBAR, 'web debug toolbar', new WebDebugToolbar(profiler.admits).listener)], 'profiler')
+    kernel.subscribe([subscription(Stage.RESPONSE, Priority.WEB_DEBUG_TOOLBAR, 'web debug toolbar', new WebDebugToolbar(profiler.admission.admits).listener)], 'profiler')
   }
   // the built-in panels; features (session, security, locale) and apps add theirs to the kernel
   kernel
@@ -147,7 +151,8 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
       throw new NotFoundHttpException(`Panel "${named}" is not available for token "${profile.token}".`)
     }
     const all = await read(storage.find({ limit: profilerOptions!.maxProfiles }))
-    return page(reply, profilePage(profile, collector, panels, neighboursOf(profile.token, all)))
+    const children = await read(storage.find({ parent: profile.token, limit: 50 }))
+    return page(reply, profilePage(profile, collector, panels, neighboursOf(profile.token, all), children.reverse()))
   }
 
   // hidden from @fastify/swagger's documentation, like @fastify/cors's own route

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import { createKernelApp } from '../index.js'
 import type { KernelOptions } from '../index.js'
+import type { Profiler } from '../src/profiler/profiler.js'
 
 /** A kernel app with a small route table like the reference application's. */
 export async function buildApp (kernel: KernelOptions = { debug: true }, fastify: FastifyServerOptions = {}, more?: (app: FastifyInstance) => void): Promise<FastifyInstance> {
@@ -24,3 +25,10 @@ export async function buildApp (kernel: KernelOptions = { debug: true }, fastify
 }
 
 export const HOST = 'example.test'
+
+/** The app's running profiler (debug mode): its storage and counts, for tests that read them. */
+export function profilerOf (app: FastifyInstance): Profiler {
+  // the app may run the compiled package (dist/), whose Profiler class is not this one
+  if (!app.kernelProfiler.enabled) throw new Error('no profiler runs in this app')
+  return app.kernelProfiler as Profiler
+}

@@ -46,6 +46,8 @@ export const errorCodes = {
   KERNEL_CONSOLE_APP: createError('KERNEL_CONSOLE_APP', 'fastify-kernel: %s'),
   /** `request.kernel.stopwatch.stop()` or `lap()` of an event that is not running (Symfony's LogicException) */
   KERNEL_STOPWATCH_NOT_STARTED: createError('KERNEL_STOPWATCH_NOT_STARTED', 'fastify-kernel: the stopwatch event "%s" is not started.'),
+  /** `app.kernelProfiler.record()` given a unit of work that is not one: the message names each problem */
+  KERNEL_INVALID_UNIT: createError('KERNEL_INVALID_UNIT', 'fastify-kernel: invalid unit of work: %s.'),
   /** `app.kernelProfiler.profileOf()` of a response that has no profile */
   KERNEL_NOT_PROFILED: createError('KERNEL_NOT_PROFILED', 'fastify-kernel: %s'),
   /** the app's error handler and the kernel's cannot both be kept in this order: the message says what to change */

@@ -13,16 +13,32 @@ import type { Redactor } from '../http/redact.js'
  */
 export interface CollectedData {}
 
-/** A request whose response is on the wire (or whose client went away), as collectors see it. */
-export interface FinishedRequest {
+/**
+ * A unit of work whose recording ended, as collectors see it: an HTTP request whose response is
+ * on the wire (or whose client went away), or what an app recorded with
+ * `app.kernelProfiler.record({ kind, name }, fn)` (a job, a command…), once `fn` settled.
+ */
+export interface FinishedUnit {
+  /** `request` for an HTTP request; `job`, `command`… for what `record()` recorded */
+  kind: string
+  /** what `record()` was told it is (empty for HTTP requests) */
+  name: string
+  context: KernelContext
+  /** the client went away before the response was sent (HTTP requests only) */
+  aborted: boolean
+  /** the one redaction policy: what a collector stores from the unit goes through it */
+  redactor: Redactor
+  /** the HTTP request and its reply, for a unit of kind `request` */
+  request?: FastifyRequest
+  reply?: FastifyReply
+}
+
+/** An HTTP request whose response is on the wire (or whose client went away), as collectors see it. */
+export interface FinishedRequest extends FinishedUnit {
+  kind: 'request'
   request: FastifyRequest
   /** the reply; on a client abort it has only `raw` (no headers were sent) */
   reply: FastifyReply
-  context: KernelContext
-  /** the client went away before the response was sent */
-  aborted: boolean
-  /** the one redaction policy: what a collector stores from the request goes through it */
-  redactor: Redactor
 }
 
 /** A figure next to a panel's name in the profiler's menu. */
@@ -31,31 +47,33 @@ export interface Badge {
   kind: 'error' | 'warning' | 'info'
 }
 
-/** The summary of a profile, which every panel and toolbar item may show beside its data. */
+/**
+ * The summary of a profile, which every panel and toolbar item may show beside its data. A unit
+ * of work other than an HTTP request is summarised as Symfony summarises a console command: its
+ * kind upper-cased as the method (`JOB`, `COMMAND`), its name as the URL, an exit code as the
+ * status (0: it returned, 1: it threw) and no IP.
+ */
 export interface ProfileSummary {
   token: string
+  /** `request`, `job`, `command`…; absent in profiles stored before units of work: a request */
+  kind?: string
+  /** what the unit was (`record()`'s name); absent for HTTP requests */
+  name?: string
+  /** the token of the profile this one belongs to: the unit it was recorded in, or `record()`'s `parent` */
+  parent?: string
   method: string
-  /** absolute URL (scheme, host, raw path, query), secrets masked */
+  /** absolute URL (scheme, host, raw path, query), secrets masked; a unit's name */
   url: string
   statusCode: number
   ip: string
-  /** epoch milliseconds when the request started */
+  /** epoch milliseconds when the unit started */
   time: number
-  /** milliseconds from the start of the request to kernel.terminate */
+  /** milliseconds from its start to its end (kernel.terminate for a request) */
   duration: number
 }
 
-/**
- * A data collector: one panel of the profiler and, if it wants, one item of the web debug
- * toolbar (Symfony's DataCollectorInterface and its template). Every built-in panel is one, and
- * an app adds its own with `app.kernel.addCollector(collector)`.
- *
- * `collect` runs after the response is sent, once per profiled request, and returns plain
- * JSON-serialisable data (or undefined: nothing to show for this request, no panel). The
- * template is one handlebars file with an inline `panel` block and, optionally, a `toolbar`
- * block (`{{#*inline "panel"}}…{{/inline}}`), rendered with `panel()` and `toolbar()`'s models.
- */
-export interface Collector<D = unknown> {
+/** What every collector has, whatever the units it collects for. */
+interface CollectorBase<D> {
   /** the panel's name, in `?panel=` and as the profile's `collected` key: `[a-z][a-z0-9_-]*` */
   readonly name: string
   /** the menu's label */
@@ -84,7 +102,6 @@ export interface Collector<D = unknown> {
    * `sections`) rather than as a panel of its own
    */
   readonly section?: string
-  collect (finished: FinishedRequest): D | undefined
   /** true when the profile should open on this panel (the exception panel, when one was thrown) */
   preferred?(data: D): boolean
   /** the panel block's model (default: the data) */
@@ -96,6 +113,37 @@ export interface Collector<D = unknown> {
    * was collected (`data` undefined), for an item that says so ("anonymous")
    */
   toolbar?(data: D | undefined, profile: ProfileSummary): object | undefined
+}
+
+/** A collector of HTTP requests only (the default: what an app's collector has always been). */
+export interface RequestCollector<D = unknown> extends CollectorBase<D> {
+  /** the units it collects for: `request` (the default), HTTP requests only */
+  readonly kinds?: 'request'
+  collect (finished: FinishedRequest): D | undefined
+}
+
+/** A collector of every unit of work: HTTP requests, jobs, commands… (`finished.kind` tells which). */
+export interface UnitCollector<D = unknown> extends CollectorBase<D> {
+  readonly kinds: 'all'
+  collect (finished: FinishedUnit): D | undefined
+}
+
+/**
+ * A data collector: one panel of the profiler and, if it wants, one item of the web debug
+ * toolbar (Symfony's DataCollectorInterface and its template). Every built-in panel is one, and
+ * an app adds its own with `app.kernel.addCollector(collector)`.
+ *
+ * `collect` runs once per profiled unit of work — by default only HTTP requests, after the
+ * response is sent; with `kinds: 'all'`, every unit an app records too — and returns plain
+ * JSON-serialisable data (or undefined: nothing to show for this unit, no panel). The template
+ * is one handlebars file with an inline `panel` block and, optionally, a `toolbar` block
+ * (`{{#*inline "panel"}}…{{/inline}}`), rendered with `panel()` and `toolbar()`'s models.
+ */
+export type Collector<D = unknown> = RequestCollector<D> | UnitCollector<D>
+
+/** Whether the unit is an HTTP request (with its request and reply). */
+export function isFinishedRequest<U extends Pick<FinishedUnit, 'kind' | 'request' | 'reply'>> (finished: U): finished is U & Pick<FinishedRequest, 'kind' | 'request' | 'reply'> {
+  return finished.kind === 'request' && finished.request !== undefined && finished.reply !== undefined
 }
 
 const NAME = /^[a-z][a-z0-9_-]{0,63}$/

@@ -64,6 +64,11 @@ export class KernelContext {
   exception: unknown
   /** kernel.finish_request and kernel.terminate have run: each runs once whatever ended the request */
   terminated = false
+  /**
+   * the context of the unit of work this one began in (a request injected by a job, a job run
+   * inside a request), when a feature tracks async contexts (the profiler: parent and child profiles)
+   */
+  parent: KernelContext | undefined
   private state: Partial<KernelState> | undefined
 
   /** A feature's state for this request (typed by its `KernelState` declaration). */

@@ -3,8 +3,8 @@ import type { StageName } from './stages.js'
 import type { AnySubscription, ListenerDescription, ListenerOptions, StageListener } from './dispatcher.js'
 import { StageDispatcher } from './dispatcher.js'
 import type { ExceptionEvent } from './events.js'
-import type { CollectedData, Collector, FinishedRequest } from './collector.js'
-import { isCollectorName } from './collector.js'
+import type { CollectedData, Collector, FinishedUnit } from './collector.js'
+import { isCollectorName, isFinishedRequest } from './collector.js'
 import type { RouteTable } from '../routing/route-table.js'
 import type { ErrorPageExtension } from './listeners/error-controller.js'
 import type { SourceExcerpts } from '../errors/source-excerpt.js'
@@ -95,15 +95,17 @@ export class Kernel {
   }
 
   /**
-   * What each collector collects of a finished request, masked, by collector name. A collector
-   * that fails is left out of it (and reported to `failed`): one broken panel never costs the profile.
+   * What each collector collects of a unit of work that ended (those that collect for its kind),
+   * masked, by collector name. A collector that fails is left out of it (and reported to
+   * `failed`): one broken panel never costs the profile.
    */
-  collect (finished: Omit<FinishedRequest, 'redactor'>, failed?: (collector: string, error: unknown) => void): Partial<CollectedData> & Record<string, unknown> {
-    const input: FinishedRequest = { ...finished, redactor: this.redactor }
+  collect (finished: Omit<FinishedUnit, 'redactor'>, failed?: (collector: string, error: unknown) => void): Partial<CollectedData> & Record<string, unknown> {
+    const input: FinishedUnit = { ...finished, redactor: this.redactor }
     const collected: Record<string, unknown> = {}
     for (const collector of this.collectorList) {
       try {
-        const data = collector.collect(input)
+        // a request collector is only given HTTP requests (their request and reply); a unit collector every unit
+        const data = isFinishedRequest(input) ? collector.collect(input) : collector.kinds === 'all' ? collector.collect(input) : undefined
         if (data !== undefined) collected[collector.name] = collector.masked === true ? data : this.redactor.value(data)
       } catch (error) {
         failed?.(collector.name, error)

@@ -33,11 +33,20 @@ const kOriginal = Symbol('fastify-kernel.original-logger')
  * capturing logger or one of its children, which inherit both symbols.
  */
 const CAPTURING_METHODS: Array<[string, (this: any, ...args: unknown[]) => unknown]> = LEVELS.map(([name, level]) => [name, function (this: any, ...args: unknown[]) {
-  const captured = this[kCaptured] as CapturedLogs
-  if (captured.calls.length < MAX_RECORDS) captured.calls.push({ level, offset: performance.now() - captured.origin, args })
-  else captured.dropped++
+  noteLogCall(this[kCaptured] as CapturedLogs, level, args)
   return this[kOriginal][name].apply(this, args)
 }])
+
+/** Notes one log call (bounded: beyond the bound, calls are counted). */
+export function noteLogCall (captured: CapturedLogs, level: number, args: unknown[]): void {
+  if (captured.calls.length < MAX_RECORDS) captured.calls.push({ level, offset: performance.now() - captured.origin, args })
+  else captured.dropped++
+}
+
+/** An empty capture whose offsets count from `origin` (performance.now()). */
+export function newCapture (origin: number): CapturedLogs {
+  return { calls: [], dropped: 0, origin }
+}
 
 /**
  * Captures each request's log calls for the profiler. Fastify creates `request.log` before any
@@ -53,7 +62,7 @@ export class LogCapture {
     return function profiledChildLogger (this: any, logger, bindings, options, rawRequest) {
       const child = previous.call(this, logger, bindings, options, rawRequest)
       if (!capturing()) return child
-      const captured: CapturedLogs = { calls: [], dropped: 0, origin: performance.now() }
+      const captured = newCapture(performance.now())
       const capturer = Object.create(child)
       capturer[kCaptured] = captured
       capturer[kOriginal] = child

@@ -26,10 +26,17 @@ const summaryProperties = {
   duration: number
 }
 
+/** what a unit of work other than a request adds (profiles stored before them have none) */
+const unitProperties = {
+  kind: { type: 'string', pattern: '^[a-z][a-z0-9_-]{0,31}$' },
+  name: string,
+  parent: { type: 'string', pattern: TOKEN_PATTERN.source }
+}
+
 const summarySchema = {
   type: 'object',
   required: Object.keys(summaryProperties),
-  properties: summaryProperties
+  properties: { ...summaryProperties, ...unitProperties }
 }
 
 const profileSchema = {
@@ -37,6 +44,7 @@ const profileSchema = {
   required: [...Object.keys(summaryProperties), 'version', 'aborted', 'collected'],
   properties: {
     ...summaryProperties,
+    ...unitProperties,
     version: { const: 2 },
     aborted: { type: 'boolean' },
     // each collector's data is checked against its own schema when its panel is shown

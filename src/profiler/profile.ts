@@ -11,6 +11,16 @@ export interface Profile extends ProfileSummary {
 }
 
 export function summarize (profile: ProfileSummary): ProfileSummary {
-  const { token, method, url, statusCode, ip, time, duration } = profile
-  return { token, method, url, statusCode, ip, time, duration }
+  const { token, kind, name, parent, method, url, statusCode, ip, time, duration } = profile
+  const summary: ProfileSummary = { token, method, url, statusCode, ip, time, duration }
+  // written only when they say something: a request's summary stays as it was
+  if (kind !== undefined && kind !== 'request') summary.kind = kind
+  if (name !== undefined) summary.name = name
+  if (parent !== undefined) summary.parent = parent
+  return summary
+}
+
+/** The kind of unit a profile records (`request` for profiles stored before there were others). */
+export function kindOf (summary: ProfileSummary): string {
+  return summary.kind ?? 'request'
 }

@@ -6,27 +6,47 @@ import type { SpanList } from './spans.js'
 export const PROFILER_PATH = '/_profiler'
 export const TOOLBAR_PATH = '/_wdt'
 
-/** What the profiler keeps about a request while it runs; the profile is built after the response. */
+/**
+ * What the profiler keeps about a unit of work while it runs (an HTTP request, a job, a
+ * command…); its profile is built once it ended.
+ */
 export class Recording {
   timeToFirstByteMs: number | null = null
   size: number | null = null
   totalMs = 0
+  /** the client went away before the response was sent (HTTP requests) */
   aborted = false
+  /** the unit's function threw (`record()`): its error is the context's exception */
+  failed = false
   heapUsedEnd = 0
   /** each route and why it did not match, for a miss: traced once, for the 404 page and the profile */
   routeTrace: RouteTraceLine[] | undefined
 
-  constructor (readonly token: string, readonly logs: CapturedLogs | undefined, readonly heapUsedStart: number, readonly spans: SpanList) {}
+  /**
+   * @param kind `request`, or what `record()` was given
+   * @param name what `record()` was given (undefined for HTTP requests)
+   * @param parent the token of the profile this unit belongs to
+   * @param logs its log calls (an HTTP request's are captured from `request.log`, a unit's from the logger's channel)
+   */
+  constructor (
+    readonly token: string,
+    readonly kind: string,
+    readonly name: string | undefined,
+    readonly parent: string | undefined,
+    readonly logs: CapturedLogs | undefined,
+    readonly heapUsedStart: number,
+    readonly spans: SpanList
+  ) {}
 }
 
 declare module '../kernel/context.js' {
   interface KernelState {
-    /** the request is being profiled under this token */
+    /** the unit is being profiled under this token */
     profiler: Recording
   }
 }
 
-/** The request's recording, when it is profiled. */
+/** The unit's recording, when it is profiled. */
 export function recordingOf (context: KernelContext | null | undefined): Recording | undefined {
   return context?.get('profiler')
 }

@@ -13,6 +13,7 @@ import { buildOnce, root } from '../build-once.js'
 import { fixture, runCli } from './run-cli.js'
 import { TestRedis } from '../redis/server.js'
 import type { ProfileReport } from '../../plugins/console.js'
+import { profilerOf } from '../helpers.js'
 
 const APP = fixture('profiled-app.mjs')
 
@@ -41,7 +42,7 @@ t.test('file storage: the console reads the profiles of a server that still writ
   const app = await server(t, env)
   const order = await tokenOf(app, '/orders/7')
   const boom = await tokenOf(app, '/boom')
-  await (app.kernelProfiler!.storage as unknown as { idle: () => Promise<void> }).idle()
+  await (profilerOf(app).storage as unknown as { idle: () => Promise<void> }).idle()
 
   const latest = runCli(['profile', APP, 'latest'], env)
   t.equal(latest.status, 0, latest.stderr)
@@ -66,7 +67,7 @@ t.test('file storage: the console reads the profiles of a server that still writ
 
   // the server still owns its folder: it goes on storing after the console read it
   const after = await tokenOf(app, '/orders/8')
-  t.equal((await app.kernelProfiler!.storage.load(after))?.url, 'http://example.test/orders/8')
+  t.equal((await profilerOf(app).storage.load(after))?.url, 'http://example.test/orders/8')
 
   const missing = runCli(['profile', APP, 'abcdef'], env)
   t.equal(missing.status, 1)

@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Collector } from '../../index.js'
-import { buildApp } from '../helpers.js'
+import { profilerOf, buildApp } from '../helpers.js'
 import { page, profiled } from './helpers.js'
 
 interface CartData { items: string[], total: number }
@@ -79,7 +79,7 @@ t.test('stored data of another shape, a failing template or a failing collector 
   t.equal(profile.collected.broken, undefined, 'a collector that throws leaves no data')
   t.ok(profile.collected.request, 'and every other panel is still collected')
   t.ok(warnings.some((message) => message.includes('a collector failed')), 'the failure is logged, at warn')
-  await app.kernelProfiler!.storage.save({ ...profile, collected: { ...profile.collected, cart: { items: 'not a list', total: null } as never } })
+  await profilerOf(app).storage.save({ ...profile, collected: { ...profile.collected, cart: { items: 'not a list', total: null } as never } })
   const cart = await page(app, `/_profiler/${token}?panel=cart`)
   t.equal(cart.statusCode, 200, 'data of another shape: the page still answers')
   t.match(cart.body, "This panel's data cannot be shown")

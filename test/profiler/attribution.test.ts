@@ -5,7 +5,7 @@
 import t from 'tap'
 import { request } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { buildApp } from '../helpers.js'
+import { profilerOf, buildApp } from '../helpers.js'
 import { profiled, spansCollector } from './helpers.js'
 import { Stage } from '../../index.js'
 import { startSpan } from '../../src/profiler/spans.js'
@@ -53,7 +53,7 @@ t.test('a request with a body sent on a socket: its controller still runs in the
     setTimeout(() => { client.end('"}') }, 20)
   })
   await app.kernelProfiler!.settled()
-  const profile = await app.kernelProfiler!.storage.load(token)
+  const profile = await profilerOf(app).storage.load(token)
   t.same(profile!.collected.spans!.spans.map((span) => span.name), ['after the body'])
 })
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { buildApp } from '../helpers.js'
+import { profilerOf, buildApp } from '../helpers.js'
 import { page, profiled } from './helpers.js'
 import { SECRET } from '../security/app.js'
 
@@ -18,7 +18,7 @@ t.test('collected data: session and security panels, locale in the request panel
   const { token, profile } = await profiled(app, { url: '/about' })
   t.same(profile.collected.hits, { hits: 3, misses: 1, api_token: '******' }, 'secrets in an app collector\'s data are masked by the kernel')
   t.same(profile.collected.locale, { locale: 'en', source: 'default', default: 'en', enabled: ['en', 'fr'] })
-  await app.kernelProfiler!.storage.save({ ...profile, collected: { ...profile.collected, session, locale, security, request: { ...profile.collected.request!, attributes: profile.collected.request!.attributes.map(([name, value]) => [name, name === '_locale' ? 'fr' : value]) } } })
+  await profilerOf(app).storage.save({ ...profile, collected: { ...profile.collected, session, locale, security, request: { ...profile.collected.request!, attributes: profile.collected.request!.attributes.map(([name, value]) => [name, name === '_locale' ? 'fr' : value]) } } })
 
   const main = await page(app, `/_profiler/${token}`)
   for (const panel of ['session', 'security', 'hits', 'feature']) t.match(main.body, `data-panel="${panel}"`, `${panel} is in the menu`)

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import ts from 'typescript'
-import { buildApp } from '../helpers.js'
+import { profilerOf, buildApp } from '../helpers.js'
 import { dump } from '../../index.js'
 import { host, page, profiled } from './helpers.js'
 
@@ -111,7 +111,7 @@ t.test('outside a profiled request a dump records nothing: start-up, the app\'s 
   const { profile } = await profiled(app, { url: '/late' })
   await late
   t.equal(profile.collected.dump, undefined, 'no dump, no panel')
-  const again = await app.kernelProfiler!.storage.load(profile.token)
+  const again = await profilerOf(app).storage.load(profile.token)
   t.equal(again!.collected.dump, undefined, 'nor later')
 })
 

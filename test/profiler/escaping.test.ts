@@ -1,5 +1,5 @@
 import t from 'tap'
-import { buildApp } from '../helpers.js'
+import { profilerOf, buildApp } from '../helpers.js'
 import { host, page } from './helpers.js'
 import { Stage } from '../../index.js'
 import { SECRET } from '../security/app.js'
@@ -22,10 +22,10 @@ t.test('a <script> in path, Referer and headers is inert on every panel and the 
   t.equal(hostile.statusCode, 404)
   const token = String(hostile.headers['x-debug-token'])
   await app.kernelProfiler!.settled()
-  const profile = await app.kernelProfiler!.storage.load(token)
+  const profile = await profilerOf(app).storage.load(token)
   t.ok(profile, 'profiled')
   // request features leave request-derived strings in their data too (a session attribute, a user name)
-  await app.kernelProfiler!.storage.save({
+  await profilerOf(app).storage.save({
     ...profile!,
     collected: {
       ...profile!.collected,

@@ -9,7 +9,7 @@ import { FileProfileStorage } from '../../src/profiler/storage/file.js'
 import { RedisProfileStorage } from '../../src/profiler/storage/redis.js'
 import { jsonSizeBound } from '../../src/profiler/storage/json-size.js'
 import type { Profile } from '../../src/profiler/profile.js'
-import { buildApp } from '../helpers.js'
+import { profilerOf, buildApp } from '../helpers.js'
 import { fakeProfileMaker, host } from './helpers.js'
 import { TestRedis } from '../redis/server.js'
 
@@ -114,9 +114,9 @@ for (const storage of ['memory', 'file', 'redis'] as const) {
     }
     t.ok(responses.every((res) => res.statusCode === 200 && /^[0-9a-f]{6}$/.test(String(res.headers['x-debug-token']))), 'every response has its token')
     await app.kernelProfiler!.settled()
-    t.equal(app.kernelProfiler!.saved, 400, 'stored: as many as served')
-    t.equal(app.kernelProfiler!.dropped, 0, 'none dropped')
-    t.equal(app.kernelProfiler!.storage.size, 50, 'the storage holds its bound')
+    t.equal(profilerOf(app).saved, 400, 'stored: as many as served')
+    t.equal(profilerOf(app).dropped, 0, 'none dropped')
+    t.equal(profilerOf(app).storage.size, 50, 'the storage holds its bound')
     const newest = responses.at(-1)!
     t.equal((await app.kernelProfiler!.profileOf(newest)).url.endsWith('/hello/399'), true, 'the newest is readable')
   })

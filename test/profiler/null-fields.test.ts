@@ -2,7 +2,7 @@ import t from 'tap'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { buildApp } from '../helpers.js'
+import { profilerOf, buildApp } from '../helpers.js'
 import { page, profiled } from './helpers.js'
 import { SECRET } from '../security/app.js'
 import type { Profile } from '../../src/profiler/profile.js'
@@ -61,7 +61,7 @@ t.test('a stored profile with any one field null: every panel, the toolbar and t
   t.ok(panels.length >= 8, `a profile with many panels: ${panels.join(', ')}`)
   for (const panel of ['request', 'exception', 'time', 'logs', 'routing', 'events', 'config', 'locale']) t.ok(panels.includes(panel), `${panel} collected`)
 
-  const storage = app.kernelProfiler!.storage
+  const storage = profilerOf(app).storage
   const urls = (token: string): string[] => [
     `/_profiler/${token}`,
     ...[...panels, 'session', 'security'].map((panel) => `/_profiler/${token}?panel=${panel}`),

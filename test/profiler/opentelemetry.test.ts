@@ -18,7 +18,7 @@ import { registerInstrumentations } from '@opentelemetry/instrumentation'
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg'
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http'
 import type pg from 'pg'
-import { buildApp } from '../helpers.js'
+import { profilerOf, buildApp } from '../helpers.js'
 import { StageChannel } from '../../index.js'
 import type { StageMessage } from '../../index.js'
 import { host, profiled, spansCollector } from './helpers.js'
@@ -162,7 +162,7 @@ t.test('20 concurrent requests through a pool of 2 connections each get exactly 
   await app.kernelProfiler!.settled()
   for (const [index, token] of tokens.entries()) {
     const n = ids[index]
-    const profile = await app.kernelProfiler!.storage.load(token)
+    const profile = await profilerOf(app).storage.load(token)
     t.same(statementsOf(profile!.collected.spans!.spans), [`SELECT ${n} AS request, pg_sleep(0.005)`, `SELECT ${n} AS again`], `request ${n}: its own two statements`)
   }
 })
@@ -212,7 +212,7 @@ t.test('the other way: OpenTelemetry sees the kernel\'s stages as spans of the r
   t.match(request, { name: 'kernel.request', attributes: { 'kernel.outcome': 'threw' }, status: { code: SpanStatusCode.ERROR, message: /No route found for "GET http:\/\/example.test\/missing"/ } })
   t.match(exception, { name: 'kernel.exception', attributes: { 'kernel.outcome': 'responded' } })
   // the kernel's own stages are on the profile's timeline already: not twice
-  const profile = await app.kernelProfiler!.storage.load(token)
+  const profile = await profilerOf(app).storage.load(token)
   t.same(profile!.collected.spans!.spans.filter((span) => span.name.startsWith('kernel.')), [])
 })
 

@@ -6,7 +6,7 @@ t.test('production: no profiler routes, no debug headers, no listeners, even whe
   for (const profiler of [undefined, true, { storage: 'memory' as const }]) {
     const app = await buildApp({ debug: false, profiler })
     t.teardown(() => app.close())
-    t.equal(app.kernelProfiler, undefined, `${JSON.stringify(profiler)}: no profiler`)
+    t.equal(app.kernelProfiler.enabled, false, `${JSON.stringify(profiler)}: no profiler`)
     for (const stage of ['kernel.request', 'kernel.response', 'kernel.terminate'] as const) {
       t.notOk(app.kernel.listeners(stage).some((l) => /profil/.test(l.name)), `${stage}: no profiler listener`)
     }

@@ -5,7 +5,7 @@ import { Writable } from 'node:stream'
 import { Redis } from 'ioredis'
 import { RedisProfileStorage, RETRY_AFTER_MS } from '../../src/profiler/storage/redis.js'
 import type { Profile } from '../../src/profiler/profile.js'
-import { buildApp } from '../helpers.js'
+import { buildApp, profilerOf } from '../helpers.js'
 import { fakeProfileMaker, host } from './helpers.js'
 import { TestRedis } from '../redis/server.js'
 import { ManualClock } from '../clock.js'
@@ -151,7 +151,7 @@ t.test('the app with redis storage: Redis down never fails a request, drops are 
   const clock = new ManualClock()
   const app = await buildApp({ debug: true, clock, profiler: { storage: 'redis', redis: { client, commandTimeout: 300 }, saveBudget: 1 } })
   t.teardown(() => app.close())
-  const profiler = app.kernelProfiler!
+  const profiler = profilerOf(app)
 
   const before = await app.inject({ url: '/hello/before', headers: { host } })
   await profiler.settled()

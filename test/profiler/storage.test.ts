@@ -7,7 +7,7 @@ import { MemoryProfileStorage } from '../../src/profiler/storage/memory.js'
 import { FileProfileStorage } from '../../src/profiler/storage/file.js'
 import type { Profile } from '../../src/profiler/profile.js'
 import type { ProfileStorage } from '../../src/profiler/storage/storage.js'
-import { buildApp } from '../helpers.js'
+import { profilerOf, buildApp } from '../helpers.js'
 import { fakeProfileMaker, host } from './helpers.js'
 import { ManualClock } from '../clock.js'
 
@@ -186,7 +186,7 @@ t.test('file storage: on opening, files the index does not know and temporary fi
 t.test('the profiler never lets storage failures reach the request', async (t) => {
   const app = await buildApp({ debug: true })
   t.teardown(() => app.close())
-  app.kernelProfiler!.storage.save = async () => { throw new Error('disk full') }
+  profilerOf(app).storage.save = async () => { throw new Error('disk full') }
   const res = await app.inject({ url: '/about', headers: { host } })
   t.equal(res.statusCode, 200)
   t.equal(res.body, 'about')

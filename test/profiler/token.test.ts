@@ -1,6 +1,6 @@
 import t from 'tap'
 import { createToken, TOKEN_PATTERN } from '../../src/profiler/token.js'
-import { buildApp } from '../helpers.js'
+import { profilerOf, buildApp } from '../helpers.js'
 import { host } from './helpers.js'
 
 t.test('tokens: six lower-case hex characters, redrawn while taken', async (t) => {
@@ -26,5 +26,5 @@ t.test('every request gets its own token, unique among stored and in-flight prof
   const tokens = new Set(responses.map((res) => res.headers['x-debug-token']))
   t.equal(tokens.size, 200)
   await app.kernelProfiler!.settled()
-  t.equal(app.kernelProfiler!.storage.size, 200)
+  t.equal(profilerOf(app).storage.size, 200)
 })

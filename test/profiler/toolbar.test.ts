@@ -1,7 +1,7 @@
 import t from 'tap'
 import { Readable } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
-import { buildApp } from '../helpers.js'
+import { profilerOf, buildApp } from '../helpers.js'
 import { host, page, profiled } from './helpers.js'
 import { lastClosingBody } from '../../src/profiler/toolbar/inject.js'
 import { hashPassword } from '../../src/security/index.js'
@@ -52,7 +52,7 @@ t.test('injected just before the last </body> of an HTML page; Content-Length co
   t.ok(buffer.rawPayload.includes(Buffer.from('caf\u00e9', 'latin1')), 'its bytes kept as they were')
 
   await app.kernelProfiler!.settled()
-  const profile = await app.kernelProfiler!.storage.load(token as string)
+  const profile = await profilerOf(app).storage.load(token as string)
   t.equal(profile?.collected.request?.response?.size, Buffer.byteLength(res.body), 'the profile records the size sent')
 })
 

@@ -91,7 +91,7 @@ export async function ready (app: FastifyInstance): Promise<FastifyInstance> {
   waiting.set(app, queue)
   app.kernel.on(Stage.TERMINATE, (event) => {
     // the collectors run as the profiler runs them, whether or not it is on
-    const collected = app.kernel.collect({ request: event.request, reply: event.reply, context: event.context, aborted: event.aborted })
+    const collected = app.kernel.collect({ kind: 'request', name: '', request: event.request, reply: event.reply, context: event.context, aborted: event.aborted })
     queue.shift()?.({ context: event.context, collected })
   }, { priority: -5000, name: 'test capture' })
   await app.ready()

@@ -40,6 +40,7 @@ export function cacheCollector (thresholdMs: number): Collector<CacheData> {
   })
   return {
     name: CACHE,
+    kinds: 'all',
     label: 'Cache',
     order: 46,
     template: 'profiler/collectors/cache.hbs',

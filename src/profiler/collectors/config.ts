@@ -80,6 +80,7 @@ export function configCollector (snapshot: () => Omit<ConfigData, 'process'>): C
   let made: Omit<ConfigData, 'process'> | undefined
   return {
     name: 'config',
+    kinds: 'all',
     label: 'Configuration',
     order: 100,
     template: 'profiler/collectors/config.hbs',

@@ -89,6 +89,7 @@ function rows (statements: readonly DbStatementRecord[], slowMs: number, duplica
 export function dbCollector (thresholds: DbThresholds): Collector<DbData> {
   return {
     name: DB,
+    kinds: 'all',
     label: 'Database',
     order: 45,
     template: 'profiler/collectors/db.hbs',

@@ -41,6 +41,7 @@ const PREVIEW = 80
 export function dumpCollector (sources: SourceExcerpts | undefined): Collector<DumpData> {
   return {
     name: 'dump',
+    kinds: 'all',
     label: 'Dumps',
     order: 95,
     template: 'profiler/collectors/dump.hbs',

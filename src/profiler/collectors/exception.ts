@@ -24,6 +24,7 @@ const MAX_FRAMES = 100
 export function exceptionCollector (sources: SourceExcerpts | undefined): Collector<FlatException[]> {
   return {
     name: 'exception',
+    kinds: 'all',
     label: 'Exception',
     order: 20,
     template: 'profiler/collectors/exception.hbs',

@@ -29,6 +29,7 @@ function headerRows (headers: Array<[string, string]> | undefined): Array<{ name
 export function httpClientCollector (thresholdMs: number): Collector<HttpClientData> {
   return {
     name: HTTP_CLIENT,
+    kinds: 'all',
     label: 'HTTP Client',
     order: 47,
     template: 'profiler/collectors/http_client.hbs',

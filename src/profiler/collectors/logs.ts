@@ -74,6 +74,7 @@ function counts (records: readonly LogRecord[]): { errors: number, warnings: num
 /** The logs panel (Symfony's "logger"): the request's pino records, and the toolbar's logs item. */
 export const logsCollector: Collector<LogRecord[]> = {
   name: 'logs',
+  kinds: 'all',
   label: 'Logs',
   order: 40,
   aliases: ['logger'],

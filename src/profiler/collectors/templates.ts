@@ -37,6 +37,7 @@ const MAX_NAME = 500
 export function templatesCollector (slowMs: number): Collector<TemplatesData> {
   return {
     name: 'templates',
+    kinds: 'all',
     label: 'Templates',
     order: 90,
     template: 'profiler/collectors/templates.hbs',

@@ -111,6 +111,7 @@ function stopwatchModel (rows: readonly TimelineRow[]): Array<{ category: string
 export function timeCollector (slowMs: number): Collector<TimeData> {
   return {
     name: 'time',
+    kinds: 'all',
     label: 'Timeline',
     order: 30,
     aliases: ['performance'],

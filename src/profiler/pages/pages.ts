@@ -3,7 +3,8 @@ import type { Profile, ProfileSummary } from '../profile.js'
 import type { ProfileFilter } from '../storage/storage.js'
 import { PROFILER_PATH as BASE } from '../recording.js'
 import type { Panels } from './panels.js'
-import { statusKind } from './status.js'
+import { statusOfSummary } from './status.js'
+import { BUILT_IN_KINDS } from '../unit.js'
 
 /** The layout's data: a page is the layout plus one content partial. */
 export interface PageModel {
@@ -22,20 +23,26 @@ function when (epochMs: number): string {
 function summaryRow (summary: ProfileSummary): object {
   return {
     ...summary,
-    statusText: summary.statusCode === 0 ? 'aborted' : String(summary.statusCode),
-    statusKind: statusKind(summary.statusCode),
+    kind: summary.kind ?? 'request',
+    ...statusOfSummary(summary),
     when: when(summary.time),
     link: `${BASE}/${summary.token}`
   }
 }
 
 /** A stored profile, one panel shown; `collector`'s panel is known to be available. */
-export function profilePage (profile: Profile, collector: Collector<unknown>, panels: Panels, neighbours: { previous?: string, next?: string }): PageModel {
+/**
+ * A stored profile, one panel shown; `collector`'s panel is known to be available. `children`:
+ * the units recorded as part of it (a job it ran or queued, a request it injected).
+ */
+export function profilePage (profile: Profile, collector: Collector<unknown>, panels: Panels, neighbours: { previous?: string, next?: string }, children: readonly ProfileSummary[] = []): PageModel {
   const panel = collector.name
   return {
     title: `${profile.method} ${profile.url} (${profile.token}) — ${collector.label}`,
     contentPartial: 'profile',
-    summary: { ...summaryRow(profile), duration: profile.duration, aborted: profile.aborted },
+    summary: { ...summaryRow(profile), duration: profile.duration, aborted: profile.aborted, unit: profile.kind !== undefined && profile.kind !== 'request' },
+    parent: profile.parent === undefined ? null : { token: profile.parent, link: `${BASE}/${profile.parent}` },
+    children: children.map(summaryRow),
     previous: neighbours.previous === undefined ? null : `${BASE}/${neighbours.previous}?panel=${panel}`,
     next: neighbours.next === undefined ? null : `${BASE}/${neighbours.next}?panel=${panel}`,
     menu: panels.menu(profile, panel),
@@ -83,8 +90,11 @@ export function parseFilter (query: unknown): { filter: ProfileFilter, form: Rec
   const q = (typeof query === 'object' && query !== null ? query : {}) as Record<string, unknown>
   const method = one(q.method)
   const status = one(q.status)
+  const kind = one(q.kind)
   const limit = Number(one(q.limit) ?? 50)
   const form = {
+    kind: kind ?? '',
+    name: one(q.name) ?? '',
     method: method ?? '',
     status: status ?? '',
     url: one(q.url) ?? '',
@@ -94,6 +104,8 @@ export function parseFilter (query: unknown): { filter: ProfileFilter, form: Rec
     limit: String(Number.isInteger(limit) && limit > 0 ? Math.min(limit, 500) : 50)
   }
   const filter: ProfileFilter = {
+    kind: kind !== undefined && /^[a-z][a-z0-9_-]{0,31}$/.test(kind) ? kind : undefined,
+    name: form.name || undefined,
     method: method !== undefined && /^[A-Za-z]{1,16}$/.test(method) ? method : undefined,
     status: status !== undefined && /^([1-5]\d\d|[1-5]xx)$/i.test(status) ? status : undefined,
     url: form.url || undefined,
@@ -110,6 +122,7 @@ export function searchPage (results: readonly ProfileSummary[], form: Record<str
     title: 'Profiler: search',
     contentPartial: 'search',
     form,
+    kinds: BUILT_IN_KINDS,
     methods: ['', 'GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].map((m) => ({ value: m, label: m === '' ? 'any' : m, selected: m === form.method.toUpperCase() })),
     results: results.map(summaryRow),
     count: results.length,

@@ -3,6 +3,12 @@ import { createToken } from '../token.js'
 
 /** Filters of the search page; every one optional. */
 export interface ProfileFilter {
+  /** the kind of unit: `request`, `job`, `command`… */
+  kind?: string
+  /** a substring of a unit's name */
+  name?: string
+  /** the units recorded as part of this profile */
+  parent?: string
   method?: string
   /** an exact status (`404`) or a class (`4xx`) */
   status?: string
@@ -70,6 +76,9 @@ export class LocalTokens {
 }
 
 export function matchesFilter (summary: ProfileSummary, filter: ProfileFilter): boolean {
+  if (filter.kind !== undefined && (summary.kind ?? 'request') !== filter.kind) return false
+  if (filter.name !== undefined && !(summary.name ?? '').includes(filter.name)) return false
+  if (filter.parent !== undefined && summary.parent !== filter.parent) return false
   if (filter.method !== undefined && summary.method !== filter.method.toUpperCase()) return false
   if (filter.status !== undefined) {
     const status = String(summary.statusCode)

@@ -9,6 +9,7 @@ import { createServer } from 'node:net'
 import { createKernelApp } from '../../../index.js'
 import { page, profiled } from '../helpers.js'
 import { startUpstream } from './upstream.js'
+import { profilerOf } from '../../helpers.js'
 
 /** Reads a node:http GET to its end. */
 function httpGet (url: string): Promise<number> {
@@ -79,8 +80,8 @@ t.test('user-info in a URL is masked (node:http, and the Redactor for any URL)',
   t.equal(call.url, `${upstream.url}/ok`, 'node:http sends user-info as a header, not in the URL')
   t.ok(call.requestHeaders!.some(([name, value]) => name === 'authorization' && value === '******'), 'and that header is masked')
   t.notMatch(JSON.stringify(profile), 'pa55')
-  t.equal(app.kernelProfiler!.redactor.url('https://user:pa55@api.test/x?token=1&b=2'), 'https://******@api.test/x?token=******&b=2')
-  t.equal(app.kernelProfiler!.redactor.url('https://api.test/a@b?mail=a@b.c'), 'https://api.test/a@b?mail=a@b.c', 'an @ in the path or the query is no user-info')
+  t.equal(profilerOf(app).redactor.url('https://user:pa55@api.test/x?token=1&b=2'), 'https://******@api.test/x?token=******&b=2')
+  t.equal(profilerOf(app).redactor.url('https://api.test/a@b?mail=a@b.c'), 'https://api.test/a@b?mail=a@b.c', 'an @ in the path or the query is no user-info')
 })
 
 t.test('errors and timeouts: fetch and http.get to a closed port, to a server that never answers, a body cut off', async (t) => {

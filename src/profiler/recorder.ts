@@ -1,0 +1,110 @@
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { KernelContext } from '../kernel/context.js'
+import type { FinishedUnit } from '../kernel/collector.js'
+import { Recording, recordingOf } from './recording.js'
+import type { CapturedLogs } from './log-capture.js'
+import { SpanList } from './spans.js'
+import { heapUsed } from './collectors/time.js'
+import type { ProfileSaves } from './saves.js'
+import type { ProfilerLogger } from './saves.js'
+
+/** The unit a recording begins for: what it is, and for an HTTP request its live request and reply. */
+export interface LiveUnit {
+  kind: string
+  /** what `record()` was given; none for an HTTP request */
+  name?: string
+  /** the token of the profile it belongs to, when it is not the unit its context began in */
+  parent?: string
+  request?: FastifyRequest
+  reply?: FastifyReply
+}
+
+/** What a collector is given of a unit, without the redaction policy the kernel adds. */
+export type EndedUnit = Omit<FinishedUnit, 'redactor'>
+
+/**
+ * Something that lives as long as a recording: begun with it (in the unit's own async context)
+ * and ended with it, before its profile is built. The stopwatch, the render observer, a CPU
+ * profile, the capture of mail and queued jobs attach here; what they keep goes in the unit's
+ * context (a `KernelState` slot) or on the recording.
+ */
+export interface RecordingExtension {
+  /** named in the warning when it fails */
+  readonly name: string
+  begin?(recording: Recording, context: KernelContext, unit: LiveUnit): void
+  /** may finish asynchronously (a CPU profile being stopped): the profile is built after */
+  end?(recording: Recording, context: KernelContext): void | Promise<void>
+}
+
+/**
+ * Begins and ends recordings, whatever the unit of work: reserves its token, attaches what lives
+ * as long as it, and hands what ended to the saves. An HTTP request's recording is begun and
+ * ended by the stage listeners (`request-recording.ts`); any other unit's by `record()`.
+ */
+export class Recorder {
+  private readonly extensions: RecordingExtension[] = []
+
+  constructor (
+    private readonly saves: ProfileSaves<EndedUnit>,
+    private readonly maxSpans: number,
+    private readonly log: ProfilerLogger
+  ) {}
+
+  /** Adds what begins and ends with every recording from now on. */
+  extend (extension: RecordingExtension): void {
+    this.extensions.push(extension)
+  }
+
+  /**
+   * Begins recording the unit whose context this is; undefined when it is not profiled (the save
+   * budget is spent, or no token can be promised now).
+   */
+  begin (context: KernelContext, unit: LiveUnit, logs: CapturedLogs | undefined): Recording | undefined {
+    const token = this.saves.reserve()
+    if (token === undefined) return undefined
+    const parent = unit.parent ?? recordingOf(context.parent)?.token
+    const recording = new Recording(token, unit.kind, unit.name, parent, logs, heapUsed(), new SpanList(this.maxSpans, context.startedAt))
+    context.set('profiler', recording)
+    for (const extension of this.extensions) {
+      if (extension.begin === undefined) continue
+      try {
+        extension.begin(recording, context, unit)
+      } catch (error) {
+        this.log.warn({ err: error, extension: extension.name }, 'fastify-kernel: a recording extension failed to begin')
+      }
+    }
+    return recording
+  }
+
+  /** Ends the recording: what ran on is shown as running, and its profile is built on a later turn. */
+  end (recording: Recording, ended: EndedUnit): void {
+    const { context } = ended
+    recording.totalMs = context.elapsed()
+    recording.aborted = ended.aborted
+    recording.spans.closed = true
+    recording.heapUsedEnd = heapUsed()
+    let pending: Array<Promise<void>> | undefined
+    for (const extension of this.extensions) {
+      if (extension.end === undefined) continue
+      try {
+        const done = extension.end(recording, context)
+        if (done !== undefined) (pending ??= []).push(done.catch((error: unknown) => { this.failedToEnd(extension, error) }))
+      } catch (error) {
+        this.failedToEnd(extension, error)
+      }
+    }
+    if (pending === undefined) {
+      this.saves.schedule(recording, ended)
+      return
+    }
+    const completed = this.saves.ending()
+    Promise.all(pending).then(() => {
+      completed()
+      this.saves.schedule(recording, ended)
+    }, () => undefined)
+  }
+
+  private failedToEnd (extension: RecordingExtension, error: unknown): void {
+    this.log.warn({ err: error, extension: extension.name }, 'fastify-kernel: a recording extension failed to end')
+  }
+}

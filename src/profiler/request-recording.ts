@@ -1,0 +1,96 @@
+import type { ExceptionEvent, RequestEvent, ResponseEvent, TerminateEvent } from '../kernel/events.js'
+import type { Kernel } from '../kernel/kernel.js'
+import { Priority, Stage } from '../kernel/stages.js'
+import { subscription } from '../kernel/dispatcher.js'
+import type { AnySubscription } from '../kernel/dispatcher.js'
+import { kProfilerRoute, routeMarks } from '../symbols.js'
+import { preferredErrorFormat } from '../http/negotiate.js'
+import { nearMisses } from '../routing/trace.js'
+import type { ProfilerAdmission } from './admission.js'
+import type { LogCapture } from './log-capture.js'
+import type { Recorder } from './recorder.js'
+import { profileLink, recordingOf } from './recording.js'
+import { REQUEST_KIND } from './unit.js'
+import { missTrace } from './collectors/routing.js'
+import { payloadSize } from './collectors/request.js'
+
+/** What the profiler's routes carry under `kProfilerRoute` (`RouteMarks`). */
+export type ProfilerRouteMark = true | 'profiled'
+
+/**
+ * The recording of HTTP requests, the unit of work the kernel records itself: stage listeners
+ * begin it in kernel.request, give the response its token headers in kernel.response and end
+ * it in kernel.terminate; the debug error page links the profile.
+ */
+export class RequestRecording {
+  constructor (
+    private readonly recorder: Recorder,
+    private readonly admission: ProfilerAdmission,
+    private readonly logCapture: LogCapture,
+    private readonly kernel: Kernel
+  ) {}
+
+  /**
+   * First kernel.request listener: begins the recording (its token, so the error page can link
+   * it) unless the request is for the profiler itself. A profiler route asked by a client outside
+   * the allowed networks, or through a proxy Fastify does not trust, becomes a routing miss: the
+   * router answers the ordinary 404, and it is profiled.
+   */
+  readonly start = (event: RequestEvent): void => {
+    const { request, reply, context } = event
+    const mark = routeMarks(request.routeOptions.config)[kProfilerRoute]
+    if (mark !== undefined && !request.is404) {
+      if (!this.admission.admits(request)) context.forcedMiss = true
+      else if (mark !== 'profiled') return
+    }
+    this.recorder.begin(context, { kind: REQUEST_KIND, request, reply }, this.logCapture.take(request.log))
+  }
+
+  /** kernel.response (-100): the token headers, the size and time to first byte. */
+  readonly respond = (event: ResponseEvent): void => {
+    const recording = recordingOf(event.context)
+    if (recording === undefined) return
+    event.reply.header('X-Debug-Token', recording.token)
+    event.reply.header('X-Debug-Token-Link', profileLink(event.context, recording.token))
+    recording.size = payloadSize(event.payload)
+    recording.timeToFirstByteMs = event.context.elapsed()
+  }
+
+  /**
+   * kernel.terminate (-1024): the response is on the wire (or the client left). The profile is
+   * built and saved on a later tick; a failure is logged, never thrown into the request.
+   */
+  readonly terminate = (event: TerminateEvent): void => {
+    const { context } = event
+    const recording = recordingOf(context)
+    if (recording === undefined) return
+    this.recorder.end(recording, { kind: REQUEST_KIND, name: '', request: event.request, reply: event.reply, context, aborted: event.aborted })
+  }
+
+  /** The debug error page shows the token, its link, and for a routing miss the closest routes. */
+  readonly errorPage = (event: ExceptionEvent): { profile: { token: string, link: string }, hints?: Array<{ title: string, lines: string[] }> } | undefined => {
+    const recording = recordingOf(event.context)
+    if (recording === undefined) return undefined
+    const extension: ReturnType<RequestRecording['errorPage']> = { profile: { token: recording.token, link: profileLink(event.context, recording.token) } }
+    if (event.context.routing !== undefined && preferredErrorFormat(event.request.headers.accept) === 'html') {
+      const trace = missTrace(this.kernel.routes.routes, event.request.method, event.context)
+      const closest = trace === null ? [] : nearMisses(trace)
+      if (closest.length > 0) {
+        extension.hints = [{
+          title: 'Closest routes, and why they did not match',
+          lines: closest.map((line) => `${line.methods.join('|')} ${line.path} (${line.name}): ${line.reason}`)
+        }]
+      }
+    }
+    return extension
+  }
+
+  /** The stage listeners that record each request. */
+  get subscriptions (): AnySubscription[] {
+    return [
+      subscription(Stage.REQUEST, Priority.PROFILER_START, 'profiler token', this.start),
+      subscription(Stage.RESPONSE, Priority.PROFILER, 'profiler', this.respond),
+      subscription(Stage.TERMINATE, Priority.PROFILE_SAVE, 'profile save', this.terminate)
+    ]
+  }
+}

@@ -1,0 +1,181 @@
+import type { Profile } from './profile.js'
+import type { ProfileStorage } from './storage/storage.js'
+import type { Recording } from './recording.js'
+import { ThrottledWarning } from '../log/throttled-warning.js'
+/** where the profiler warns (the app's logger) */
+export interface ProfilerLogger {
+  warn: (fields: object, message: string) => void
+}
+
+/**
+ * Saves waiting for the storage beyond this (and beyond the storage's own bound: a storage
+ * forgets the oldest profiles past `maxProfiles`, written or not) are dropped: a slow disk never
+ * grows the heap.
+ */
+const MAX_PENDING_SAVES = 256
+/**
+ * Building and serialising profiles may take at most `saveBudget` of the main thread, measured
+ * over windows of this length: a second, so that a burst (a page loading its assets) is not
+ * mistaken for a load test. Under a load test the profiler keeps what fits and drops the rest
+ * (counted), instead of slowing the app.
+ */
+const SAVE_WINDOW_MS = 1000
+
+export interface SaveLimits {
+  maxProfiles: number
+  /** the share of the main thread building and serialising profiles may take (1: no limit) */
+  saveBudget: number
+  /** profiles always kept each second, whatever the budget */
+  keepPerSecond: number
+}
+
+/**
+ * From a recording that ended to a stored profile: the token each recording is given, the
+ * profiles built and saved on the turn after their unit ended (one immediate for every unit
+ * that ended in a turn), the save budget, and the counts of what was stored and dropped.
+ */
+export class ProfileSaves<T> {
+  /** recordings ended in this turn of the event loop, saved (or dropped) on the next */
+  private ended: Array<{ recording: Recording, finished: T }> = []
+
+  private readonly saveEnded = (): void => {
+    const batch = this.ended
+    this.ended = []
+    // the saves still waiting from earlier turns: a burst that ends in one turn is not a backlog
+    const backlog = this.pendingSaves
+    for (const { recording, finished } of batch) this.saveOrDrop(recording, finished, backlog)
+  }
+
+  /** tokens of this process's recordings whose profile is not stored (nor dropped) yet */
+  private readonly unsaved = new Set<string>()
+  /** saves waiting for the storage */
+  private pendingSaves = 0
+  /** recordings ended whose profile is not built yet (or whose end is still being completed) */
+  private scheduled = 0
+  /**
+   * profiles not stored: the save budget or the queue was exhausted, the storage failed (a
+   * shared store down or slow), or it could not reserve a token (the unit then has none)
+   */
+  dropped = 0
+  /** profiles stored: with `dropped`, every unit profiled is counted once (the bench checks nothing is lost) */
+  saved = 0
+  private readonly maxPendingSaves: number
+  private readonly saveFailure: ThrottledWarning
+  private windowStart = 0
+  private windowSpent = 0
+  private windowSaves = 0
+
+  /** @param build the profile of a recording that ended (synchronous: what the main thread pays, counted against the budget) */
+  constructor (
+    private readonly storage: ProfileStorage,
+    private readonly limits: SaveLimits,
+    private readonly build: (recording: Recording, finished: T) => Profile,
+    log: ProfilerLogger
+  ) {
+    this.maxPendingSaves = MAX_PENDING_SAVES + limits.maxProfiles
+    this.saveFailure = new ThrottledWarning(log, 'fastify-kernel: a profile could not be saved (at most one such warning per 10 s; every failure is counted in dropped)')
+  }
+
+  /**
+   * A token for a unit that begins, or undefined when it will not be profiled: the save budget
+   * of this window is spent or the storage is behind (then it costs the profiler nothing more),
+   * or the storage cannot promise a unique token now (counted as dropped either way).
+   */
+  reserve (): string | undefined {
+    if (this.saturated) {
+      this.dropped++
+      return undefined
+    }
+    const token = this.storage.reserveToken()
+    if (token === undefined) {
+      this.dropped++
+      return undefined
+    }
+    // a unit that never ends (a hijacked reply) must not grow this set without bound
+    if (this.unsaved.size >= 10_000) this.unsaved.clear()
+    this.unsaved.add(token)
+    return token
+  }
+
+  /** A recording's end is being completed (an extension's asynchronous end): `settled()` waits for it. */
+  ending (): () => void {
+    this.scheduled++
+    return () => { this.scheduled-- }
+  }
+
+  /** The unit ended: its profile is built and saved on the next turn of the event loop. */
+  schedule (recording: Recording, finished: T): void {
+    this.scheduled++
+    if (this.ended.push({ recording, finished }) === 1) setImmediate(this.saveEnded)
+  }
+
+  /** Resolves when every save scheduled so far has finished (tests, shutdown). */
+  async settled (): Promise<void> {
+    while (this.pendingSaves > 0 || this.scheduled > 0) await new Promise((resolve) => setTimeout(resolve, 2))
+  }
+
+  /** Resolves once the profile of `token` is stored (or dropped), waiting at most `timeoutMs`. */
+  async untilStored (token: string, timeoutMs = 2000): Promise<void> {
+    const until = performance.now() + timeoutMs
+    while (this.unsaved.has(token) && performance.now() < until) await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+
+  /**
+   * Whether the save budget of the current window is spent (or the storage is behind): then a
+   * unit is not profiled at all. Under a load test most requests then cost the profiler
+   * nothing, rather than being recorded for a profile that would be dropped (and carrying a
+   * token whose profile never exists).
+   */
+  get saturated (): boolean {
+    return this.saturatedWith(this.pendingSaves)
+  }
+
+  private saturatedWith (pendingSaves: number): boolean {
+    const now = performance.now()
+    if (now - this.windowStart >= SAVE_WINDOW_MS) {
+      this.windowStart = now
+      this.windowSpent = 0
+      this.windowSaves = 0
+    }
+    const { saveBudget, keepPerSecond } = this.limits
+    return pendingSaves >= this.maxPendingSaves || (saveBudget < 1 && this.windowSaves >= keepPerSecond && this.windowSpent >= saveBudget * SAVE_WINDOW_MS)
+  }
+
+  /**
+   * Decided on the later tick, not when the unit ended: a burst of requests is not a backlog
+   * unless the storage really is behind (the memory storage never is).
+   */
+  private saveOrDrop (recording: Recording, finished: T, backlog: number): void {
+    this.scheduled--
+    if (this.saturatedWith(backlog)) {
+      this.dropped++
+      this.release(recording.token)
+      return
+    }
+    this.pendingSaves++
+    this.windowSaves++
+    this.save(recording, finished).catch(() => undefined)
+  }
+
+  private async save (recording: Recording, finished: T): Promise<void> {
+    const started = performance.now()
+    try {
+      const saved = this.storage.save(this.build(recording, finished))
+      // the synchronous part (building, serialising) is what the main thread pays
+      this.windowSpent += performance.now() - started
+      await saved
+      this.saved++
+    } catch (error) {
+      this.dropped++
+      this.saveFailure.warn({ err: error, token: recording.token, dropped: this.dropped })
+    } finally {
+      this.release(recording.token)
+      this.pendingSaves--
+    }
+  }
+
+  private release (token: string): void {
+    this.storage.releaseToken(token)
+    this.unsaved.delete(token)
+  }
+}
