@@ -81,7 +81,27 @@ function nodeHttp () {
 await app.listen({ port: 0, host: '127.0.0.1' })
 process.stdout.write(`${app.server.address().port}\n`)
 process.on('SIGINT', () => process.exit(0)) // exit cleanly, so --cpu-prof can write its profile
+// a CPU profile of a stretch of the load (bench/cpu-profile.mjs): started and stopped by message
+let inspector
 process.on('message', async (message) => {
+  if (message?.cpuProfile === 'start' || message?.cpuProfile === 'stop') {
+    const { Session } = await import('node:inspector')
+    const post = (method, params) => new Promise((resolve, reject) => inspector.post(method, params, (error, result) => error ? reject(error) : resolve(result)))
+    if (message.cpuProfile === 'start') {
+      inspector ??= new Session()
+      inspector.connect()
+      await post('Profiler.enable')
+      await post('Profiler.start')
+      process.send({ cpuProfile: 'started' })
+    } else {
+      const { profile } = await post('Profiler.stop')
+      inspector.disconnect()
+      const { writeFileSync } = await import('node:fs')
+      writeFileSync(message.path, JSON.stringify(profile))
+      process.send({ cpuProfile: 'stopped' })
+    }
+    return
+  }
   if (message !== 'memory' && message !== 'settled') return
   // a running profiler (an inactive one has no storage; a build before units of work had no `enabled`)
   const profiler = app.kernelProfiler?.storage === undefined ? undefined : app.kernelProfiler

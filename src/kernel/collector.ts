@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { KernelContext } from './context.js'
 import type { Redactor } from '../http/redact.js'
@@ -39,6 +40,44 @@ export interface FinishedRequest extends FinishedUnit {
   request: FastifyRequest
   /** the reply; on a client abort it has only `raw` (no headers were sent) */
   reply: FastifyReply
+}
+
+/**
+ * What the profiler keeps of an HTTP request once its response is on the wire: plain values and
+ * references to what the request allocated anyway, never Node's request or response, so that a
+ * deferred collector can read it later, when the profile is read.
+ */
+export interface RequestSnapshot {
+  method: string
+  /** the URL as routed (`request.url`) */
+  url: string
+  ip: string
+  /** `http` or `https`, as the client spoke to the app (through a trusted proxy: as it says) */
+  protocol: string
+  httpVersion: string
+  /** the headers as Node parsed them, and as sent (name, value, name, value…) */
+  headers: IncomingHttpHeaders
+  rawHeaders: readonly string[]
+  query: unknown
+  body: unknown
+  /** the matched route's config (Fastify's, shared by its requests); undefined for a miss */
+  routeConfig: unknown
+  /** the response's status and headers; null when the client went away before it was sent */
+  response: { statusCode: number, headers: Record<string, unknown> } | null
+}
+
+/**
+ * A unit of work as its recording kept it, for a deferred collector: read when its profile is
+ * read (or written by a storage that leaves the process), long after it ended.
+ */
+export interface RecordedUnit {
+  kind: string
+  name: string
+  context: KernelContext
+  aborted: boolean
+  redactor: Redactor
+  /** an HTTP request's snapshot (kind `request`) */
+  request?: RequestSnapshot
 }
 
 /** A figure next to a panel's name in the profiler's menu. */
@@ -119,13 +158,27 @@ interface CollectorBase<D> {
 export interface RequestCollector<D = unknown> extends CollectorBase<D> {
   /** the units it collects for: `request` (the default), HTTP requests only */
   readonly kinds?: 'request'
+  readonly deferred?: false
   collect (finished: FinishedRequest): D | undefined
 }
 
 /** A collector of every unit of work: HTTP requests, jobs, commands… (`finished.kind` tells which). */
 export interface UnitCollector<D = unknown> extends CollectorBase<D> {
   readonly kinds: 'all'
+  readonly deferred?: false
   collect (finished: FinishedUnit): D | undefined
+}
+
+/**
+ * A collector whose data is built when its profile is read, from what the recording kept
+ * (`RecordedUnit`), rather than at the end of every unit: what the profiler's own panels are,
+ * so that a unit profiled but never looked at costs only its recording.
+ */
+export interface DeferredCollector<D = unknown> extends CollectorBase<D> {
+  readonly deferred: true
+  /** the units it collects for: `request` (default) or `all` */
+  readonly kinds?: 'request' | 'all'
+  collect (recorded: RecordedUnit): D | undefined
 }
 
 /**
@@ -139,7 +192,7 @@ export interface UnitCollector<D = unknown> extends CollectorBase<D> {
  * is one handlebars file with an inline `panel` block and, optionally, a `toolbar` block
  * (`{{#*inline "panel"}}…{{/inline}}`), rendered with `panel()` and `toolbar()`'s models.
  */
-export type Collector<D = unknown> = RequestCollector<D> | UnitCollector<D>
+export type Collector<D = unknown> = RequestCollector<D> | UnitCollector<D> | DeferredCollector<D>
 
 /** Whether the unit is an HTTP request (with its request and reply). */
 export function isFinishedRequest<U extends Pick<FinishedUnit, 'kind' | 'request' | 'reply'>> (finished: U): finished is U & Pick<FinishedRequest, 'kind' | 'request' | 'reply'> {

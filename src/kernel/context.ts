@@ -1,5 +1,5 @@
-import type { TraceEntry } from './trace.js'
-import { now } from './trace.js'
+import type { TraceEntry, TraceSteps } from './trace.js'
+import { now, traceEntries } from './trace.js'
 import type { RoutingOutcome } from '../routing/matcher.js'
 import type { KernelResponse } from '../http/response.js'
 import type { RequestUri } from '../routing/request-uri.js'
@@ -37,7 +37,8 @@ export class KernelContext {
   readonly startedAt = now()
   readonly startedAtEpoch = Date.now()
   readonly attributes: RequestAttributes = {}
-  readonly trace: TraceEntry[] = []
+  /** the stages and listeners that ran, as recorded (see `trace`) */
+  readonly steps: TraceSteps = []
   /** scheme, host and raw path as Symfony computes them; set by the router listener */
   uri: RequestUri | undefined
   /** set for requests Fastify rejected before routing (bad URL): they are routing misses */
@@ -92,6 +93,14 @@ export class KernelContext {
 
   delete (key: keyof KernelState): void {
     if (this.state !== undefined) delete this.state[key]
+  }
+
+  /**
+   * every stage and listener that ran, with start offset and duration (ms), in order: the
+   * profiler's timeline. Made from the recorded steps each time it is read
+   */
+  get trace (): TraceEntry[] {
+    return traceEntries(this.steps)
   }
 
   /** `scheme://host[:port]`, or '' before the router resolved the URI */

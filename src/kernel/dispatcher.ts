@@ -1,8 +1,8 @@
 import type { StageEventMap } from './events.js'
 import type { StageName } from './stages.js'
 import { STAGE_NAMES } from './stages.js'
-import { now } from './trace.js'
-import type { TraceEntry } from './trace.js'
+import { listenerId, now } from './trace.js'
+import type { OutcomeCode } from './trace.js'
 import { errorCodes } from '../errors/codes.js'
 import { observedChannel, traceStage } from './channels.js'
 
@@ -49,6 +49,8 @@ interface RegisteredListener {
   priority: number
   name: string
   origin: string
+  /** what a recorded trace step names it by */
+  id: number
 }
 
 function isThenable (value: unknown): value is PromiseLike<unknown> {
@@ -75,7 +77,8 @@ export class StageDispatcher {
     while (at > 0 && list[at - 1].priority < priority) at--
     // the stage's hook first: when it cannot be added any more, neither is the listener
     this.firstListener.get(stage)?.()
-    list.splice(at, 0, { fn: listener, priority, name: options.name ?? (listener.name || 'anonymous'), origin: options.origin ?? 'app' })
+    const name = options.name ?? (listener.name || 'anonymous')
+    list.splice(at, 0, { fn: listener, priority, name, origin: options.origin ?? 'app', id: listenerId(name, priority) })
   }
 
   private readonly firstListener = new Map<StageName, () => void>()
@@ -131,11 +134,14 @@ export class StageDispatcher {
   private run (event: StageEventMap[StageName]): void | Promise<void> {
     const list = this.listeners.get(event.stage) as RegisteredListener[]
     if (!this.tracing) return runPlain(list, 0, event)
-    const stageEntry: TraceEntry = { stage: event.stage, start: now() - event.context.startedAt, duration: 0 }
-    event.context.trace.push(stageEntry)
-    return runTraced(list, 0, event, stageEntry)
+    const steps = event.context.steps
+    const stageStep = steps.length
+    steps.push(STAGE_INDEX.get(event.stage)!, -1, now() - event.context.startedAt, 0, 0)
+    return runTraced(list, 0, event, stageStep)
   }
 }
+
+const STAGE_INDEX = new Map(STAGE_NAMES.map((stage, index) => [stage, index]))
 
 /** The production path: no clocks, no allocations, no try/catch. */
 function runPlain (list: RegisteredListener[], index: number, event: StageEventMap[StageName]): void | Promise<void> {
@@ -146,14 +152,16 @@ function runPlain (list: RegisteredListener[], index: number, event: StageEventM
   }
 }
 
-function runTraced (list: RegisteredListener[], index: number, event: StageEventMap[StageName], stageEntry: TraceEntry): void | Promise<void> {
-  const trace = event.context.trace
+/** Each listener run and recorded as a step of the unit's trace (numbers only: see TraceSteps). */
+function runTraced (list: RegisteredListener[], index: number, event: StageEventMap[StageName], stageStep: number): void | Promise<void> {
+  const steps = event.context.steps
   const origin = event.context.startedAt
+  const stage = steps[stageStep]!
   for (let i = index; i < list.length; i++) {
     if (event.isPropagationStopped) break
     const listener = list[i]
-    const entry: TraceEntry = { stage: event.stage, listener: listener.name, priority: listener.priority, start: now() - origin, duration: 0 }
-    trace.push(entry)
+    const step = steps.length
+    steps.push(stage, listener.id, now() - origin, 0, 0)
     let result: void | Promise<void>
     let returned = false
     // finally, not catch-and-rethrow: the exception travels on untouched (and cheaper)
@@ -162,32 +170,31 @@ function runTraced (list: RegisteredListener[], index: number, event: StageEvent
       returned = true
     } finally {
       if (!returned) {
-        close(entry, event, 'threw')
-        close(stageEntry, event, 'threw')
+        close(step, event, 1)
+        close(stageStep, event, 1)
       }
     }
     if (isThenable(result)) {
       return Promise.resolve(result).then(
         () => {
-          close(entry, event)
-          return runTraced(list, i + 1, event, stageEntry)
+          close(step, event)
+          return runTraced(list, i + 1, event, stageStep)
         },
         (error: unknown) => {
-          close(entry, event, 'threw')
-          close(stageEntry, event, 'threw')
+          close(step, event, 1)
+          close(stageStep, event, 1)
           throw error
         }
       )
     }
-    close(entry, event)
+    close(step, event)
   }
-  close(stageEntry, event)
+  close(stageStep, event)
 }
 
-function close (entry: TraceEntry, event: StageEventMap[StageName], outcome?: 'threw'): void {
-  entry.duration = now() - event.context.startedAt - entry.start
-  if (outcome !== undefined) entry.outcome = outcome
-  else if (event.hasFailed) entry.outcome = 'threw'
-  else if ('response' in event && event.response !== undefined) entry.outcome = 'responded'
-  else if (event.isPropagationStopped) entry.outcome = 'stopped'
+/** Ends the step at `step`: its duration, and how it ended (threw, stopped, answered). */
+function close (step: number, event: StageEventMap[StageName], outcome?: OutcomeCode): void {
+  const steps = event.context.steps
+  steps[step + 3] = now() - event.context.startedAt - steps[step + 2]!
+  steps[step + 4] = outcome ?? (event.hasFailed ? 1 : 'response' in event && event.response !== undefined ? 3 : event.isPropagationStopped ? 2 : 0)
 }

@@ -3,7 +3,7 @@ import type { StageName } from './stages.js'
 import type { AnySubscription, ListenerDescription, ListenerOptions, StageListener } from './dispatcher.js'
 import { StageDispatcher } from './dispatcher.js'
 import type { ExceptionEvent } from './events.js'
-import type { CollectedData, Collector, FinishedUnit } from './collector.js'
+import type { CollectedData, Collector, FinishedUnit, RecordedUnit } from './collector.js'
 import { isCollectorName, isFinishedRequest } from './collector.js'
 import type { RouteTable } from '../routing/route-table.js'
 import type { ErrorPageExtension } from './listeners/error-controller.js'
@@ -95,21 +95,48 @@ export class Kernel {
   }
 
   /**
-   * What each collector collects of a unit of work that ended (those that collect for its kind),
-   * masked, by collector name. A collector that fails is left out of it (and reported to
-   * `failed`): one broken panel never costs the profile.
+   * What the collectors that read a unit's live objects (an app's, the session's) collect of it
+   * as it ends, unmasked (masked with the rest when its profile is built), by collector name;
+   * undefined when none did. A collector that fails is left out (and reported to `failed`): one
+   * broken panel never costs the profile.
    */
-  collect (finished: Omit<FinishedUnit, 'redactor'>, failed?: (collector: string, error: unknown) => void): Partial<CollectedData> & Record<string, unknown> {
+  collectLive (finished: Omit<FinishedUnit, 'redactor'>, failed?: (collector: string, error: unknown) => void): Record<string, unknown> | undefined {
     const input: FinishedUnit = { ...finished, redactor: this.redactor }
-    const collected: Record<string, unknown> = {}
+    let collected: Record<string, unknown> | undefined
     for (const collector of this.collectorList) {
+      if (collector.deferred === true) continue
       try {
         // a request collector is only given HTTP requests (their request and reply); a unit collector every unit
         const data = isFinishedRequest(input) ? collector.collect(input) : collector.kinds === 'all' ? collector.collect(input) : undefined
-        if (data !== undefined) collected[collector.name] = collector.masked === true ? data : this.redactor.value(data)
+        if (data !== undefined) (collected ??= {})[collector.name] = data
       } catch (error) {
         failed?.(collector.name, error)
       }
+    }
+    return collected
+  }
+
+  /**
+   * A profile's collected data, by collector name, masked: the deferred collectors' built now from
+   * what the recording kept, the others' as `collectLive()` collected them when the unit ended.
+   */
+  collectRecorded (recorded: Omit<RecordedUnit, 'redactor'>, live: Record<string, unknown> | undefined, failed?: (collector: string, error: unknown) => void): Partial<CollectedData> & Record<string, unknown> {
+    const input: RecordedUnit = { ...recorded, redactor: this.redactor }
+    const collected: Record<string, unknown> = {}
+    for (const collector of this.collectorList) {
+      let data: unknown
+      if (collector.deferred === true) {
+        if (input.kind !== 'request' && collector.kinds !== 'all') continue
+        try {
+          data = collector.collect(input)
+        } catch (error) {
+          failed?.(collector.name, error)
+          continue
+        }
+      } else {
+        data = live?.[collector.name]
+      }
+      if (data !== undefined) collected[collector.name] = collector.masked === true ? data : this.redactor.value(data)
     }
     return collected
   }

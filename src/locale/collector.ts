@@ -23,6 +23,7 @@ export function localeCollector (options: ResolvedLocaleOptions): Collector<Loca
     name: 'locale',
     label: 'Locale',
     order: 85,
+    deferred: true,
     section: 'request',
     template: 'profiler/collectors/locale.hbs',
     schema: {

@@ -1,52 +1,54 @@
 import type { Kernel } from '../kernel/kernel.js'
-import { isFinishedRequest } from '../kernel/collector.js'
 import { statusOf } from '../errors/flatten.js'
 import { truncate } from '../http/redact.js'
-import type { Profile } from './profile.js'
+import type { Profile, ProfileSummary } from './profile.js'
 import type { Recording } from './recording.js'
-import type { EndedUnit } from './recorder.js'
+import { REQUEST_KIND } from './unit.js'
 
 const MAX_URL = 8192
 
 /**
- * The profile of a unit that ended: its summary, and what each of the kernel's collectors
- * collected of it (the profiler knows none of their shapes). `failed` reports a collector that
- * threw (its panel is left out).
+ * A recording's summary: what the search lists, built from what it kept. A request's URL is
+ * masked; another unit is summarised as Symfony summarises a console command: the kind as the
+ * method, the name as the URL, an exit code (0: returned, 1: threw) as the status.
  */
-export function buildProfile (kernel: Kernel, recording: Recording, ended: EndedUnit, failed: (collector: string, error: unknown) => void): Profile {
-  // raw span data (what channel handlers kept) becomes masked, cut data before any collector reads it
-  recording.spans.format(kernel.redactor)
-  const collected = kernel.collect(ended, failed)
-  const { context } = ended
+export function summaryOf (kernel: Kernel, recording: Recording): ProfileSummary {
+  const { context } = recording
   const duration = Math.round(recording.totalMs * 1000) / 1000
-  const profile: Profile = isFinishedRequest(ended)
+  const request = recording.request
+  const summary: ProfileSummary = recording.kind === REQUEST_KIND && request !== undefined
     ? {
-        version: 2,
         token: recording.token,
-        method: ended.request.method,
-        url: truncate(kernel.redactor.url(context.requestUrl(ended.request.url)), MAX_URL),
-        statusCode: typeof ended.reply.getHeaders === 'function' ? ended.reply.statusCode : context.exception !== undefined && context.exception !== null ? statusOf(context.exception) : 0,
-        ip: ended.request.ip ?? '',
+        method: request.method,
+        url: truncate(kernel.redactor.url(context.requestUrl(request.url)), MAX_URL),
+        statusCode: request.response !== null ? request.response.statusCode : context.exception !== undefined && context.exception !== null ? statusOf(context.exception) : 0,
+        ip: request.ip,
         time: context.startedAtEpoch,
-        duration,
-        aborted: recording.aborted,
-        collected
+        duration
       }
     : {
-        // as Symfony summarises a console command: the kind as the method, the name as the URL, an exit code
-        version: 2,
         token: recording.token,
-        kind: ended.kind,
-        name: ended.name,
-        method: ended.kind.toUpperCase(),
-        url: truncate(ended.name, MAX_URL),
+        kind: recording.kind,
+        name: recording.name ?? '',
+        method: recording.kind.toUpperCase(),
+        url: truncate(recording.name ?? '', MAX_URL),
         statusCode: recording.failed ? 1 : 0,
         ip: '',
         time: context.startedAtEpoch,
-        duration,
-        aborted: false,
-        collected
+        duration
       }
-  if (recording.parent !== undefined) profile.parent = recording.parent
-  return profile
+  if (recording.parent !== undefined) summary.parent = recording.parent
+  return summary
+}
+
+/**
+ * The profile of a recording: its summary, and what each of the kernel's collectors collected
+ * of it (the deferred ones now, from what it kept; the profiler knows none of their shapes).
+ * `failed` reports a collector that threw (its panel is left out).
+ */
+export function buildProfile (kernel: Kernel, recording: Recording, failed: (collector: string, error: unknown) => void): Profile {
+  // raw span data (what channel handlers kept) becomes masked, cut data before any collector reads it
+  recording.spans.format(kernel.redactor)
+  const collected = kernel.collectRecorded({ kind: recording.kind, name: recording.name ?? '', context: recording.context, aborted: recording.aborted, request: recording.request }, recording.live, failed)
+  return { version: 2, ...summaryOf(kernel, recording), aborted: recording.aborted, collected }
 }

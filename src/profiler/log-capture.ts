@@ -17,8 +17,50 @@ export interface RawLogCall {
 export interface CapturedLogs {
   calls: RawLogCall[]
   dropped: number
+  /** the unit ended: calls still made (Fastify's `request completed`) are settled as they come */
+  settled?: true
   /** performance.now() origin the offsets count from */
   origin: number
+}
+
+/**
+ * What is kept of a value logged under `key` once the unit ended: a Fastify request or reply
+ * (Fastify's own `incoming request` and `request completed` lines log them) as its serializers
+ * would print it, never the object itself, which holds its socket; anything else as it is.
+ */
+export function settledLogValue (key: string, value: unknown): unknown {
+  if (typeof value === 'object' && value !== null && 'raw' in value) {
+    if (key === 'req' || key === 'request') {
+      const r = value as { method?: string, url?: string }
+      return { method: r.method, url: r.url }
+    }
+    if (key === 'res' || key === 'reply') return { statusCode: (value as { statusCode?: number }).statusCode }
+  }
+  // a formatted stack holds no frame (their functions and receivers) any more
+  if (value instanceof Error && typeof value.stack === 'string') return value
+  return value
+}
+
+/**
+ * Once the unit ended, its log calls keep no live object: a logged request or reply becomes
+ * what the logs panel shows of it (its formatting waits for the profile to be read).
+ */
+export function settleLogCalls (captured: CapturedLogs | undefined): void {
+  if (captured === undefined) return
+  captured.settled = true
+  for (const call of captured.calls) settleCall(call)
+}
+
+function settleCall (call: RawLogCall): void {
+  const first = call.args[0]
+  if (typeof first !== 'object' || first === null || first instanceof Error) return
+  let settled: Record<string, unknown> | undefined
+  for (const key in first) {
+    const value = (first as Record<string, unknown>)[key]
+    const kept = settledLogValue(key, value)
+    if (kept !== value) (settled ??= { ...first })[key] = kept
+  }
+  if (settled !== undefined) call.args[0] = settled
 }
 
 // Fastify's FastifyChildLoggerFactory, without tying this module to Fastify's generics
@@ -39,8 +81,13 @@ const CAPTURING_METHODS: Array<[string, (this: any, ...args: unknown[]) => unkno
 
 /** Notes one log call (bounded: beyond the bound, calls are counted). */
 export function noteLogCall (captured: CapturedLogs, level: number, args: unknown[]): void {
-  if (captured.calls.length < MAX_RECORDS) captured.calls.push({ level, offset: performance.now() - captured.origin, args })
-  else captured.dropped++
+  if (captured.calls.length >= MAX_RECORDS) {
+    captured.dropped++
+    return
+  }
+  const call = { level, offset: performance.now() - captured.origin, args }
+  captured.calls.push(call)
+  if (captured.settled === true) settleCall(call)
 }
 
 /** An empty capture whose offsets count from `origin` (performance.now()). */

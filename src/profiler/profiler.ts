@@ -13,10 +13,12 @@ import { LogCapture, newCapture } from './log-capture.js'
 import { ProfileSaves } from './saves.js'
 import type { ProfilerLogger } from './saves.js'
 import { Recorder } from './recorder.js'
-import type { EndedUnit, RecordingExtension } from './recorder.js'
+import type { RecordingExtension } from './recorder.js'
 import { RequestRecording } from './request-recording.js'
-import { buildProfile } from './build.js'
+import { buildProfile, summaryOf } from './build.js'
 import { recordingOf } from './recording.js'
+import type { Recording } from './recording.js'
+import { keepsRecordings } from './storage/storage.js'
 import { checkedUnit } from './unit.js'
 import type { UnitOfWork } from './unit.js'
 import type { KernelProfiler, ProfiledResponse } from './kernel-profiler.js'
@@ -44,7 +46,7 @@ export class Profiler implements KernelProfiler {
   readonly requests: RequestRecording
   /** the panels of the kernel's collectors (each profile's menu, badges and toolbar items) */
   panels: Panels | undefined
-  private readonly saves: ProfileSaves<EndedUnit>
+  private readonly saves: ProfileSaves
   private readonly recorder: Recorder
 
   constructor (
@@ -55,10 +57,14 @@ export class Profiler implements KernelProfiler {
   ) {
     this.admission = new ProfilerAdmission(options.allowedNetworks, options.allowedHosts, log)
     const collectFailure = new ThrottledWarning(log, 'fastify-kernel: a collector failed; its panel is left out of the profile (at most one such warning per 10 s)')
-    this.saves = new ProfileSaves(storage, options, (recording, ended) => buildProfile(kernel, recording, ended, (collector, error) => {
+    const failed = (recording: Recording) => (collector: string, error: unknown): void => {
       collectFailure.warn({ err: error, collector, token: recording.token })
-    }), log)
-    this.recorder = new Recorder(this.saves, options.maxSpans, log)
+    }
+    const build = (recording: Recording): Profile => buildProfile(kernel, recording, failed(recording))
+    // the memory storage keeps recordings as they are, and builds their profiles when they are read
+    if (keepsRecordings(storage)) storage.useBuilder({ profile: build, summary: (recording) => summaryOf(kernel, recording) })
+    this.saves = new ProfileSaves(storage, options, build, log)
+    this.recorder = new Recorder(this.saves, options.maxSpans, (ended, recording) => kernel.collectLive(ended, failed(recording)), log)
     this.requests = new RequestRecording(this.recorder, this.admission, this.logCapture, kernel)
   }
 

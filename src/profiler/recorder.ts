@@ -1,8 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { KernelContext } from '../kernel/context.js'
-import type { FinishedUnit } from '../kernel/collector.js'
+import type { FinishedUnit, RequestSnapshot } from '../kernel/collector.js'
 import { Recording, recordingOf } from './recording.js'
 import type { CapturedLogs } from './log-capture.js'
+import { settleLogCalls } from './log-capture.js'
 import { SpanList } from './spans.js'
 import { heapUsed } from './collectors/time.js'
 import type { ProfileSaves } from './saves.js'
@@ -19,12 +20,14 @@ export interface LiveUnit {
   reply?: FastifyReply
 }
 
-/** What a collector is given of a unit, without the redaction policy the kernel adds. */
-export type EndedUnit = Omit<FinishedUnit, 'redactor'>
+/** A unit as it ends: what the collectors reading live objects get, and an HTTP request's snapshot. */
+export interface EndedUnit extends Omit<FinishedUnit, 'redactor'> {
+  snapshot?: RequestSnapshot
+}
 
 /**
  * Something that lives as long as a recording: begun with it (in the unit's own async context)
- * and ended with it, before its profile is built. The stopwatch, the render observer, a CPU
+ * and ended with it, before its profile is kept. The stopwatch, the render observer, a CPU
  * profile, the capture of mail and queued jobs attach here; what they keep goes in the unit's
  * context (a `KernelState` slot) or on the recording.
  */
@@ -32,7 +35,7 @@ export interface RecordingExtension {
   /** named in the warning when it fails */
   readonly name: string
   begin?(recording: Recording, context: KernelContext, unit: LiveUnit): void
-  /** may finish asynchronously (a CPU profile being stopped): the profile is built after */
+  /** may finish asynchronously (a CPU profile being stopped): the recording is kept after */
   end?(recording: Recording, context: KernelContext): void | Promise<void>
 }
 
@@ -44,9 +47,11 @@ export interface RecordingExtension {
 export class Recorder {
   private readonly extensions: RecordingExtension[] = []
 
+  /** @param collectLive what the collectors reading live objects collect of a unit as it ends (the kernel's) */
   constructor (
-    private readonly saves: ProfileSaves<EndedUnit>,
+    private readonly saves: ProfileSaves,
     private readonly maxSpans: number,
+    private readonly collectLive: (ended: EndedUnit, recording: Recording) => Record<string, unknown> | undefined,
     private readonly log: ProfilerLogger
   ) {}
 
@@ -63,7 +68,7 @@ export class Recorder {
     const token = this.saves.reserve()
     if (token === undefined) return undefined
     const parent = unit.parent ?? recordingOf(context.parent)?.token
-    const recording = new Recording(token, unit.kind, unit.name, parent, logs, heapUsed(), new SpanList(this.maxSpans, context.startedAt))
+    const recording = new Recording(token, unit.kind, unit.name, parent, context, logs, heapUsed(), new SpanList(this.maxSpans, context.startedAt))
     context.set('profiler', recording)
     for (const extension of this.extensions) {
       if (extension.begin === undefined) continue
@@ -76,13 +81,22 @@ export class Recorder {
     return recording
   }
 
-  /** Ends the recording: what ran on is shown as running, and its profile is built on a later turn. */
+  /**
+   * Ends the recording: what ran on is shown as running; what only the live unit can tell is
+   * taken now (its snapshot, the live collectors' data); the rest waits until its profile is read.
+   */
   end (recording: Recording, ended: EndedUnit): void {
     const { context } = ended
     recording.totalMs = context.elapsed()
     recording.aborted = ended.aborted
     recording.spans.closed = true
     recording.heapUsedEnd = heapUsed()
+    recording.request = ended.snapshot
+    recording.live = this.collectLive(ended, recording)
+    settleLogCalls(recording.logs)
+    // a formatted stack holds no frame (its functions and receivers: a request, a reply) any more
+    const error = context.exception
+    if (error instanceof Error) recording.stack = error.stack
     let pending: Array<Promise<void>> | undefined
     for (const extension of this.extensions) {
       if (extension.end === undefined) continue
@@ -94,13 +108,13 @@ export class Recorder {
       }
     }
     if (pending === undefined) {
-      this.saves.schedule(recording, ended)
+      this.saves.ended(recording)
       return
     }
     const completed = this.saves.ending()
     Promise.all(pending).then(() => {
       completed()
-      this.saves.schedule(recording, ended)
+      this.saves.ended(recording)
     }, () => undefined)
   }
 

@@ -1,4 +1,5 @@
 import type { KernelContext } from '../kernel/context.js'
+import type { RequestSnapshot } from '../kernel/collector.js'
 import type { CapturedLogs } from './log-capture.js'
 import type { RouteTraceLine } from '../routing/trace.js'
 import type { SpanList } from './spans.js'
@@ -7,10 +8,15 @@ export const PROFILER_PATH = '/_profiler'
 export const TOOLBAR_PATH = '/_wdt'
 
 /**
- * What the profiler keeps about a unit of work while it runs (an HTTP request, a job, a
- * command…); its profile is built once it ended.
+ * What the profiler keeps about a unit of work (an HTTP request, a job, a command…): recorded
+ * while it runs, kept as it ended (what it did, references to what it allocated anyway), and
+ * built into a profile only when that is read, or written by a storage that leaves the process.
  */
 export class Recording {
+  /** an HTTP request's snapshot, taken when it ended */
+  request: RequestSnapshot | undefined
+  /** what the collectors that read live objects (an app's) collected as it ended, unmasked */
+  live: Record<string, unknown> | undefined
   timeToFirstByteMs: number | null = null
   size: number | null = null
   totalMs = 0
@@ -19,6 +25,8 @@ export class Recording {
   /** the unit's function threw (`record()`): its error is the context's exception */
   failed = false
   heapUsedEnd = 0
+  /** its exception's stack, read as it ended (formatted: it keeps no frame alive) */
+  stack: string | undefined
   /** each route and why it did not match, for a miss: traced once, for the 404 page and the profile */
   routeTrace: RouteTraceLine[] | undefined
 
@@ -26,6 +34,7 @@ export class Recording {
    * @param kind `request`, or what `record()` was given
    * @param name what `record()` was given (undefined for HTTP requests)
    * @param parent the token of the profile this unit belongs to
+   * @param context the unit's own state (attributes, trace, exception, the features' slots)
    * @param logs its log calls (an HTTP request's are captured from `request.log`, a unit's from the logger's channel)
    */
   constructor (
@@ -33,6 +42,7 @@ export class Recording {
     readonly kind: string,
     readonly name: string | undefined,
     readonly parent: string | undefined,
+    readonly context: KernelContext,
     readonly logs: CapturedLogs | undefined,
     readonly heapUsedStart: number,
     readonly spans: SpanList

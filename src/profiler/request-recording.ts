@@ -1,3 +1,7 @@
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { KernelContext } from '../kernel/context.js'
+import type { RequestSnapshot } from '../kernel/collector.js'
+import { requestScheme } from '../routing/request-uri.js'
 import type { ExceptionEvent, RequestEvent, ResponseEvent, TerminateEvent } from '../kernel/events.js'
 import type { Kernel } from '../kernel/kernel.js'
 import { Priority, Stage } from '../kernel/stages.js'
@@ -13,6 +17,28 @@ import { profileLink, recordingOf } from './recording.js'
 import { REQUEST_KIND } from './unit.js'
 import { missTrace } from './collectors/routing.js'
 import { payloadSize } from './collectors/request.js'
+
+/**
+ * What the profile of a request will need of it, taken as it ends: references to what the
+ * request allocated anyway (its headers, query, body, the route's config), never the request or
+ * reply themselves. On a client abort the reply has only `raw` (no response was sent).
+ */
+export function snapshotOf (request: FastifyRequest, reply: FastifyReply, context: KernelContext): RequestSnapshot {
+  const raw = request.raw
+  return {
+    method: request.method,
+    url: request.url,
+    ip: request.ip ?? '',
+    protocol: context.uri?.scheme ?? requestScheme(request.protocol),
+    httpVersion: raw.httpVersion,
+    headers: request.headers,
+    rawHeaders: raw.rawHeaders,
+    query: request.query,
+    body: request.body,
+    routeConfig: request.routeOptions?.config,
+    response: typeof reply.getHeaders === 'function' ? { statusCode: reply.statusCode, headers: reply.getHeaders() } : null
+  }
+}
 
 /** What the profiler's routes carry under `kProfilerRoute` (`RouteMarks`). */
 export type ProfilerRouteMark = true | 'profiled'
@@ -64,7 +90,8 @@ export class RequestRecording {
     const { context } = event
     const recording = recordingOf(context)
     if (recording === undefined) return
-    this.recorder.end(recording, { kind: REQUEST_KIND, name: '', request: event.request, reply: event.reply, context, aborted: event.aborted })
+    const { request, reply, aborted } = event
+    this.recorder.end(recording, { kind: REQUEST_KIND, name: '', request, reply, context, aborted, snapshot: snapshotOf(request, reply, context) })
   }
 
   /** The debug error page shows the token, its link, and for a routing miss the closest routes. */

@@ -1,5 +1,7 @@
 import type { Profile } from './profile.js'
 import type { ProfileStorage } from './storage/storage.js'
+import { keepsRecordings } from './storage/storage.js'
+import type { RecordingKeeper } from './storage/storage.js'
 import type { Recording } from './recording.js'
 import { ThrottledWarning } from '../log/throttled-warning.js'
 /** where the profiler warns (the app's logger) */
@@ -30,20 +32,22 @@ export interface SaveLimits {
 }
 
 /**
- * From a recording that ended to a stored profile: the token each recording is given, the
- * profiles built and saved on the turn after their unit ended (one immediate for every unit
- * that ended in a turn), the save budget, and the counts of what was stored and dropped.
+ * From a recording that ended to a stored profile: the token each recording is given; a storage
+ * that keeps recordings as they are (memory) keeps it at once, and builds its profile when it is
+ * read; any other storage gets its profile built and saved on the turn after the unit ended (one
+ * immediate for every unit that ended in a turn), within the save budget. Counts what was stored
+ * and dropped.
  */
-export class ProfileSaves<T> {
+export class ProfileSaves {
   /** recordings ended in this turn of the event loop, saved (or dropped) on the next */
-  private ended: Array<{ recording: Recording, finished: T }> = []
+  private endedNow: Recording[] = []
 
   private readonly saveEnded = (): void => {
-    const batch = this.ended
-    this.ended = []
+    const batch = this.endedNow
+    this.endedNow = []
     // the saves still waiting from earlier turns: a burst that ends in one turn is not a backlog
     const backlog = this.pendingSaves
-    for (const { recording, finished } of batch) this.saveOrDrop(recording, finished, backlog)
+    for (const recording of batch) this.saveOrDrop(recording, backlog)
   }
 
   /** tokens of this process's recordings whose profile is not stored (nor dropped) yet */
@@ -60,6 +64,8 @@ export class ProfileSaves<T> {
   /** profiles stored: with `dropped`, every unit profiled is counted once (the bench checks nothing is lost) */
   saved = 0
   private readonly maxPendingSaves: number
+  /** the storage keeps recordings as they ended (memory): nothing to build nor wait for */
+  private readonly keeps: boolean
   private readonly saveFailure: ThrottledWarning
   private windowStart = 0
   private windowSpent = 0
@@ -69,10 +75,11 @@ export class ProfileSaves<T> {
   constructor (
     private readonly storage: ProfileStorage,
     private readonly limits: SaveLimits,
-    private readonly build: (recording: Recording, finished: T) => Profile,
+    private readonly build: (recording: Recording) => Profile,
     log: ProfilerLogger
   ) {
     this.maxPendingSaves = MAX_PENDING_SAVES + limits.maxProfiles
+    this.keeps = keepsRecordings(storage)
     this.saveFailure = new ThrottledWarning(log, 'fastify-kernel: a profile could not be saved (at most one such warning per 10 s; every failure is counted in dropped)')
   }
 
@@ -103,10 +110,19 @@ export class ProfileSaves<T> {
     return () => { this.scheduled-- }
   }
 
-  /** The unit ended: its profile is built and saved on the next turn of the event loop. */
-  schedule (recording: Recording, finished: T): void {
+  /**
+   * The unit ended: a storage that keeps recordings keeps it now; another gets its profile built
+   * and saved on the next turn of the event loop.
+   */
+  ended (recording: Recording): void {
+    if (this.keeps) {
+      (this.storage as RecordingKeeper).keep(recording)
+      this.saved++
+      this.release(recording.token)
+      return
+    }
     this.scheduled++
-    if (this.ended.push({ recording, finished }) === 1) setImmediate(this.saveEnded)
+    if (this.endedNow.push(recording) === 1) setImmediate(this.saveEnded)
   }
 
   /** Resolves when every save scheduled so far has finished (tests, shutdown). */
@@ -127,7 +143,8 @@ export class ProfileSaves<T> {
    * token whose profile never exists).
    */
   get saturated (): boolean {
-    return this.saturatedWith(this.pendingSaves)
+    // a storage that keeps recordings as they are has no backlog: the budget guards the others'
+    return !this.keeps && this.saturatedWith(this.pendingSaves)
   }
 
   private saturatedWith (pendingSaves: number): boolean {
@@ -145,7 +162,7 @@ export class ProfileSaves<T> {
    * Decided on the later tick, not when the unit ended: a burst of requests is not a backlog
    * unless the storage really is behind (the memory storage never is).
    */
-  private saveOrDrop (recording: Recording, finished: T, backlog: number): void {
+  private saveOrDrop (recording: Recording, backlog: number): void {
     this.scheduled--
     if (this.saturatedWith(backlog)) {
       this.dropped++
@@ -154,13 +171,13 @@ export class ProfileSaves<T> {
     }
     this.pendingSaves++
     this.windowSaves++
-    this.save(recording, finished).catch(() => undefined)
+    this.save(recording).catch(() => undefined)
   }
 
-  private async save (recording: Recording, finished: T): Promise<void> {
+  private async save (recording: Recording): Promise<void> {
     const started = performance.now()
     try {
-      const saved = this.storage.save(this.build(recording, finished))
+      const saved = this.storage.save(this.build(recording))
       // the synchronous part (building, serialising) is what the main thread pays
       this.windowSpent += performance.now() - started
       await saved

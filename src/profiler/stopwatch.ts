@@ -28,11 +28,13 @@ class RecordedEvent implements StopwatchEvent {
  * renders; a period still running when the response was sent is shown as running.
  */
 export class RecordingStopwatch implements Stopwatch {
-  private readonly byName = new Map<string, RecordedEvent>()
+  /** made at the first event: most requests never time anything of their own */
+  private byName: Map<string, RecordedEvent> | undefined
 
   constructor (private readonly spans: SpanList, private readonly origin: number) {}
 
   start (name: string, category = 'default'): StopwatchEvent {
+    this.byName ??= new Map()
     let event = this.byName.get(name)
     if (event === undefined) {
       event = new RecordedEvent(name, category)
@@ -45,7 +47,7 @@ export class RecordingStopwatch implements Stopwatch {
   }
 
   stop (name: string): StopwatchEvent {
-    const event = this.byName.get(name)
+    const event = this.byName?.get(name)
     if (event?.running === undefined) throw new errorCodes.KERNEL_STOPWATCH_NOT_STARTED(name)
     const { start, span } = event.running
     event.running = undefined
@@ -62,10 +64,10 @@ export class RecordingStopwatch implements Stopwatch {
   }
 
   isStarted (name: string): boolean {
-    return this.byName.get(name)?.running !== undefined
+    return this.byName?.get(name)?.running !== undefined
   }
 
   events (): readonly StopwatchEvent[] {
-    return [...this.byName.values()]
+    return this.byName === undefined ? [] : [...this.byName.values()]
   }
 }

@@ -25,6 +25,7 @@ export function securityCollector (enabled: boolean): Collector<SecurityCollecte
     name: 'security',
     label: 'Security',
     order: 80,
+    deferred: true,
     template: 'profiler/collectors/security.hbs',
     masked: true,
     schema: {

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import t from 'tap'
 import { request as httpRequest } from 'node:http'
 import { profilerOf, buildApp } from '../helpers.js'
@@ -75,8 +78,11 @@ t.test('huge and hostile values are cut, never a 500', async (t) => {
   t.equal((await page(app, '/_profiler/abcdef?panel[]=x&panel[]=y')).statusCode, 200)
 })
 
-t.test('under load beyond the save budget, profiles are dropped and counted; requests are unaffected', async (t) => {
-  const app = await buildApp({ debug: true, profiler: { saveBudget: 0.0001, keepPerSecond: 20 } })
+t.test('under load beyond the save budget of a storage that writes out of the process, profiles are dropped and counted; requests are unaffected', async (t) => {
+  // the memory storage keeps recordings as they end and builds on read: it has no backlog to guard
+  const directory = mkdtempSync(join(tmpdir(), 'kernel-budget-'))
+  t.teardown(() => { rmSync(directory, { recursive: true, force: true }) })
+  const app = await buildApp({ debug: true, profiler: { storage: 'file', directory, saveBudget: 0.0001, keepPerSecond: 20 } })
   t.teardown(() => app.close())
   const responses = await Promise.all(Array.from({ length: 300 }, (_, i) => app.inject({ url: `/hello/${i}`, headers: { host } })))
   t.ok(responses.every((res) => res.statusCode === 200 && /^[0-9a-f]{6}$/.test(String(res.headers['x-debug-token']))), 'every response is whole and has its token')
@@ -90,7 +96,9 @@ t.test('under load beyond the save budget, profiles are dropped and counted; req
 })
 
 t.test('a burst below keepPerSecond is kept whole, whatever the budget (a page loading its assets is no load test)', async (t) => {
-  const app = await buildApp({ debug: true, profiler: { saveBudget: 0.0001 } })
+  const directory = mkdtempSync(join(tmpdir(), 'kernel-budget-'))
+  t.teardown(() => { rmSync(directory, { recursive: true, force: true }) })
+  const app = await buildApp({ debug: true, profiler: { storage: 'file', directory, saveBudget: 0.0001 } })
   t.teardown(() => app.close())
   await Promise.all(Array.from({ length: 150 }, (_, i) => app.inject({ url: `/hello/${i}`, headers: { host } })))
   await app.kernelProfiler!.settled()

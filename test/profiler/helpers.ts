@@ -54,6 +54,9 @@ export function spansCollector (app: FastifyInstance): void {
     name: 'spans',
     label: 'Spans',
     order: 99,
+    // read when the profile is, as the panels read the spans: formatted (masked, cut) by then
+    deferred: true,
+    kinds: 'all',
     collect: ({ context }) => {
       const list = recordingOf(context)?.spans
       return list === undefined ? undefined : { spans: list.spans.map((span) => ({ ...span })), dropped: list.dropped }

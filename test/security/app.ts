@@ -3,6 +3,7 @@ import { createKernelApp, Stage } from '../../index.js'
 import type { KernelContext, KernelOptions } from '../../index.js'
 import { hashPassword, hashToken } from '../../src/security/index.js'
 import type { FirewallOptions, SecurityOptions } from '../../src/security/index.js'
+import { snapshotOf } from '../../src/profiler/request-recording.js'
 
 export const SECRET = 'a-test-secret-that-is-long-enough-0123456789'
 export const HOST = 'example.test'
@@ -81,7 +82,7 @@ export async function securedApp (kernel: KernelOptions = {}, more?: (app: Fasti
 }
 
 /** What a request left: its kernel context, and what the kernel's collectors make of it. */
-interface Left { context: KernelContext, collected: ReturnType<FastifyInstance['kernel']['collect']> }
+interface Left { context: KernelContext, collected: ReturnType<FastifyInstance['kernel']['collectRecorded']> }
 
 const waiting = new WeakMap<FastifyInstance, Array<(left: Left) => void>>()
 
@@ -91,7 +92,9 @@ export async function ready (app: FastifyInstance): Promise<FastifyInstance> {
   waiting.set(app, queue)
   app.kernel.on(Stage.TERMINATE, (event) => {
     // the collectors run as the profiler runs them, whether or not it is on
-    const collected = app.kernel.collect({ kind: 'request', name: '', request: event.request, reply: event.reply, context: event.context, aborted: event.aborted })
+    const { request, reply, context, aborted } = event
+    const live = app.kernel.collectLive({ kind: 'request', name: '', request, reply, context, aborted })
+    const collected = app.kernel.collectRecorded({ kind: 'request', name: '', context, aborted, request: snapshotOf(request, reply, context) }, live)
     queue.shift()?.({ context: event.context, collected })
   }, { priority: -5000, name: 'test capture' })
   await app.ready()

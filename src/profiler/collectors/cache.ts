@@ -43,6 +43,7 @@ export function cacheCollector (thresholdMs: number): Collector<CacheData> {
     kinds: 'all',
     label: 'Cache',
     order: 46,
+    deferred: true,
     template: 'profiler/collectors/cache.hbs',
     // the spans were masked when the profile was built (their formatter)
     masked: true,

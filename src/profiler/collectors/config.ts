@@ -74,8 +74,12 @@ export function pluginTree (printed: string): string {
  * The configuration panel (Symfony's "Configuration"): Node, Fastify and fastify-kernel versions,
  * the debug and trace flags, each feature with its storage, and the plugin tree. The snapshot
  * is made once (the configuration does not change while the process runs), at the first
- * request, when every plugin is loaded; each profile stores it, as Symfony's does.
+ * request, when every plugin is loaded; each profile stores it, as Symfony's does, with the
+ * process's uptime when its unit began.
  */
+/** `process.uptime()` less `performance.now()` (in seconds): the uptime at a monotonic instant. */
+const UPTIME_OFFSET = process.uptime() - performance.now() / 1000
+
 export function configCollector (snapshot: () => Omit<ConfigData, 'process'>): Collector<ConfigData> {
   let made: Omit<ConfigData, 'process'> | undefined
   return {
@@ -83,6 +87,7 @@ export function configCollector (snapshot: () => Omit<ConfigData, 'process'>): C
     kinds: 'all',
     label: 'Configuration',
     order: 100,
+    deferred: true,
     template: 'profiler/collectors/config.hbs',
     masked: true,
     schema: {
@@ -96,7 +101,7 @@ export function configCollector (snapshot: () => Omit<ConfigData, 'process'>): C
         features: { type: 'array', items: { type: 'object', required: ['name', 'enabled', 'details'], properties: { name: { type: 'string' }, enabled: { type: 'boolean' }, details: { type: 'array' } } } }
       }
     },
-    collect () {
+    collect ({ context }) {
       if (made === undefined) {
         const taken = snapshot()
         const plugins = pluginTree(taken.plugins)
@@ -104,7 +109,7 @@ export function configCollector (snapshot: () => Omit<ConfigData, 'process'>): C
       }
       return {
         ...made,
-        process: { pid: process.pid, platform: process.platform, arch: process.arch, nodeEnv: process.env.NODE_ENV ?? null, uptimeSeconds: Math.round(process.uptime()) }
+        process: { pid: process.pid, platform: process.platform, arch: process.arch, nodeEnv: process.env.NODE_ENV ?? null, uptimeSeconds: Math.round(UPTIME_OFFSET + context.startedAt / 1000) }
       }
     },
     panel (data) {

@@ -92,6 +92,7 @@ export function dbCollector (thresholds: DbThresholds): Collector<DbData> {
     kinds: 'all',
     label: 'Database',
     order: 45,
+    deferred: true,
     template: 'profiler/collectors/db.hbs',
     // the spans were masked when the profile was built (their formatter)
     masked: true,

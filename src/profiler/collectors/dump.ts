@@ -44,6 +44,7 @@ export function dumpCollector (sources: SourceExcerpts | undefined): Collector<D
     kinds: 'all',
     label: 'Dumps',
     order: 95,
+    deferred: true,
     template: 'profiler/collectors/dump.hbs',
     masked: true,
     schema: {

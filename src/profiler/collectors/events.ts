@@ -30,6 +30,7 @@ export function eventsCollector (tracing: boolean): Collector<EventsData> {
     name: 'events',
     label: 'Events',
     order: 60,
+    deferred: true,
     template: 'profiler/collectors/events.hbs',
     masked: true,
     schema: {

@@ -27,6 +27,7 @@ export function exceptionCollector (sources: SourceExcerpts | undefined): Collec
     kinds: 'all',
     label: 'Exception',
     order: 20,
+    deferred: true,
     template: 'profiler/collectors/exception.hbs',
     masked: true,
     schema: {

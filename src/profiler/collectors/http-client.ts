@@ -32,6 +32,7 @@ export function httpClientCollector (thresholdMs: number): Collector<HttpClientD
     kinds: 'all',
     label: 'HTTP Client',
     order: 47,
+    deferred: true,
     template: 'profiler/collectors/http_client.hbs',
     // the spans were masked when the profile was built (their formatter)
     masked: true,

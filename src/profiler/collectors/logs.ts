@@ -3,7 +3,7 @@ import type { Collector } from '../../kernel/collector.js'
 import type { Redactor } from '../../http/redact.js'
 import { truncate } from '../../http/redact.js'
 import { PROFILER_PATH, recordingOf } from '../recording.js'
-import { LEVEL_NAMES } from '../log-capture.js'
+import { LEVEL_NAMES, settledLogValue } from '../log-capture.js'
 import type { CapturedLogs } from '../log-capture.js'
 
 /** One log record of the request, as the logs panel shows it. */
@@ -22,16 +22,13 @@ declare module '../../kernel/collector.js' {
   }
 }
 
-/** What Fastify's own serializers keep of a request or reply in a log call. */
+/** What Fastify's own serializers keep of a request or reply in a log call, its URL masked. */
 function summarizeLogValue (key: string, value: unknown, redactor: Redactor): unknown {
-  if (typeof value === 'object' && value !== null && 'raw' in value) {
-    if (key === 'req' || key === 'request') {
-      const r = value as { method?: string, url?: string }
-      return { method: r.method, url: typeof r.url === 'string' ? redactor.url(r.url) : r.url }
-    }
-    if (key === 'res' || key === 'reply') return { statusCode: (value as { statusCode?: number }).statusCode }
+  const kept = settledLogValue(key, value)
+  if ((key === 'req' || key === 'request') && typeof kept === 'object' && kept !== null && typeof (kept as { url?: unknown }).url === 'string') {
+    return { ...kept, url: redactor.url((kept as { url: string }).url) }
   }
-  return value
+  return kept
 }
 
 /** Turns captured calls into records: pino's `(obj?, msg?, ...args)` read as pino reads it. */
@@ -77,6 +74,7 @@ export const logsCollector: Collector<LogRecord[]> = {
   kinds: 'all',
   label: 'Logs',
   order: 40,
+  deferred: true,
   aliases: ['logger'],
   template: 'profiler/collectors/logs.hbs',
   masked: true,

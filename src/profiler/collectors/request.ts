@@ -1,11 +1,9 @@
-import type { FastifyReply, FastifyRequest } from 'fastify'
 import { fastifyCookie } from '@fastify/cookie'
-import type { Collector, ProfileSummary } from '../../kernel/collector.js'
+import type { Collector, ProfileSummary, RequestSnapshot } from '../../kernel/collector.js'
 import type { KernelContext } from '../../kernel/context.js'
 import type { Redactor } from '../../http/redact.js'
 import { REDACTED, truncate } from '../../http/redact.js'
 import { headerText } from '../../http/encoding.js'
-import { requestScheme } from '../../routing/request-uri.js'
 import { statusText } from '../../errors/flatten.js'
 import { recordingOf, PROFILER_PATH } from '../recording.js'
 import { statusKind } from '../pages/status.js'
@@ -50,14 +48,14 @@ const MAX_HEADERS = 200
 const MAX_URL = 8192
 
 /** The request as sent, with each header once per line (raw order). */
-function rawHeaders (request: FastifyRequest): Array<[string, string]> {
-  const raw = request.raw.rawHeaders
+function rawHeaders (request: RequestSnapshot): Array<[string, string]> {
+  const raw = request.rawHeaders
   const pairs: Array<[string, string]> = []
   for (let i = 0; i + 1 < raw.length && pairs.length < MAX_HEADERS; i += 2) pairs.push([raw[i], headerText(raw[i + 1]) ?? ''])
   return pairs
 }
 
-function cookies (request: FastifyRequest, redactor: Redactor): Array<[string, string]> {
+function cookies (request: RequestSnapshot, redactor: Redactor): Array<[string, string]> {
   const header = request.headers.cookie
   if (typeof header !== 'string' || header === '') return []
   let parsed: Record<string, string | undefined>
@@ -67,7 +65,7 @@ function cookies (request: FastifyRequest, redactor: Redactor): Array<[string, s
   return Object.entries(parsed).slice(0, MAX_HEADERS).map(([name, value]) => [name, redactor.isSecret(name) || /sess|sid|auth|remember/i.test(name) ? REDACTED : truncate(value ?? '')])
 }
 
-function body (request: FastifyRequest, redactor: Redactor): RequestData['body'] {
+function body (request: RequestSnapshot, redactor: Redactor): RequestData['body'] {
   const contentType = request.headers['content-type'] ?? null
   const lengthHeader = request.headers['content-length']
   const length = lengthHeader === undefined ? null : Number(lengthHeader)
@@ -87,27 +85,28 @@ export function payloadSize (payload: unknown): number | null {
 }
 
 /** The response: status, headers (Set-Cookie masked), content type, size; null on a client abort. */
-function response (reply: FastifyReply, size: number | null, redactor: Redactor): ResponseData | null {
-  // on a client abort, terminate gets no reply, only the raw request
-  if (typeof reply.getHeaders !== 'function') return null
+function response (sent: RequestSnapshot['response'], size: number | null, redactor: Redactor): ResponseData | null {
+  // on a client abort no response was sent
+  if (sent === null) return null
   const headers: Array<[string, string]> = []
-  for (const [name, value] of Object.entries(reply.getHeaders())) {
+  for (const [name, value] of Object.entries(sent.headers)) {
     if (value === undefined) continue
     for (const item of Array.isArray(value) ? value : [value]) headers.push([name, String(item)])
   }
-  const contentType = reply.getHeader('content-type')
-  const length = Number(reply.getHeader('content-length'))
+  const contentType = sent.headers['content-type']
+  const lengthHeader = sent.headers['content-length']
+  const length = Number(lengthHeader)
   return {
-    statusCode: reply.statusCode,
-    statusText: statusText(reply.statusCode),
+    statusCode: sent.statusCode,
+    statusText: statusText(sent.statusCode),
     headers: redactor.headers(headers),
     contentType: contentType === undefined ? null : String(contentType),
-    size: Number.isFinite(length) && reply.getHeader('content-length') !== undefined ? length : size
+    size: Number.isFinite(length) && lengthHeader !== undefined ? length : size
   }
 }
 
 /** Method, URL, route, query, headers, cookies, body summary, client IP; and the response. */
-export function collectRequest (request: FastifyRequest, reply: FastifyReply, context: KernelContext, redactor: Redactor): RequestData {
+export function collectRequest (request: RequestSnapshot, context: KernelContext, redactor: Redactor): RequestData {
   const uri = context.uri
   const url = context.requestUrl(request.url)
   const attributes: Array<[string, string]> = []
@@ -120,8 +119,8 @@ export function collectRequest (request: FastifyRequest, reply: FastifyReply, co
     url: truncate(redactor.url(url), MAX_URL),
     path: truncate(uri?.path ?? request.url.split('?')[0], MAX_URL),
     query: redactor.value(request.query ?? {}),
-    protocol: uri?.scheme ?? requestScheme(request.protocol),
-    httpVersion: request.raw.httpVersion,
+    protocol: request.protocol,
+    httpVersion: request.httpVersion,
     ip: request.ip ?? '',
     headers: redactor.headers(rawHeaders(request)),
     cookies: cookies(request, redactor),
@@ -129,7 +128,7 @@ export function collectRequest (request: FastifyRequest, reply: FastifyReply, co
     attributes,
     route: typeof context.attributes._route === 'string' ? context.attributes._route : null,
     controller: typeof context.attributes._controller === 'string' ? context.attributes._controller : null,
-    response: response(reply, recordingOf(context)?.size ?? null, redactor)
+    response: response(request.response, recordingOf(context)?.size ?? null, redactor)
   }
 }
 
@@ -155,6 +154,7 @@ export const requestCollector: Collector<RequestData> = {
   name: 'request',
   label: 'Request / Response',
   order: 10,
+  deferred: true,
   template: 'profiler/collectors/request.hbs',
   masked: true,
   schema: {
@@ -182,8 +182,8 @@ export const requestCollector: Collector<RequestData> = {
       }
     }
   },
-  collect ({ request, reply, context, redactor }) {
-    return collectRequest(request, reply, context, redactor)
+  collect ({ request, context, redactor }) {
+    return request === undefined ? undefined : collectRequest(request, context, redactor)
   },
   panel (data) {
     const locale = data.attributes.find(([name]) => name === '_locale')?.[1]

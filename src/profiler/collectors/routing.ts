@@ -40,6 +40,7 @@ export function routingCollector (routes: () => readonly RouteDefinition[]): Col
     name: 'routing',
     label: 'Routing',
     order: 50,
+    deferred: true,
     aliases: ['router'],
     template: 'profiler/collectors/routing.hbs',
     masked: true,
@@ -56,7 +57,8 @@ export function routingCollector (routes: () => readonly RouteDefinition[]): Col
       }
     },
     collect ({ request, context }) {
-      const matched = routeMarks(request.routeOptions?.config)[kKernelRoute]
+      if (request === undefined) return undefined
+      const matched = routeMarks(request.routeConfig)[kKernelRoute]
       const trace = (): RouteTraceLine[] | null => missTrace(routes(), request.method, context)
       return { ...routingSummary(context, matched, trace), method: request.method, path: context.uri?.path ?? request.url.split('?')[0] }
     },

@@ -40,6 +40,7 @@ export function templatesCollector (slowMs: number): Collector<TemplatesData> {
     kinds: 'all',
     label: 'Templates',
     order: 90,
+    deferred: true,
     template: 'profiler/collectors/templates.hbs',
     masked: true,
     schema: {

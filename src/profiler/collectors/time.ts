@@ -114,6 +114,7 @@ export function timeCollector (slowMs: number): Collector<TimeData> {
     kinds: 'all',
     label: 'Timeline',
     order: 30,
+    deferred: true,
     aliases: ['performance'],
     template: 'profiler/collectors/time.hbs',
     masked: true,
@@ -132,14 +133,15 @@ export function timeCollector (slowMs: number): Collector<TimeData> {
     collect ({ context, redactor }) {
       const recording = recordingOf(context)
       if (recording === undefined) return undefined
-      const controller = controllerTime(context.trace)
+      const trace = context.trace
+      const controller = controllerTime(trace)
       return {
         totalMs: roundMs(recording.totalMs),
         timeToFirstByteMs: recording.timeToFirstByteMs === null ? null : roundMs(recording.timeToFirstByteMs),
         controllerMs: controller === null ? null : roundMs(controller.duration),
         heapUsedStart: recording.heapUsedStart,
         heapUsedEnd: recording.heapUsedEnd,
-        timeline: buildTimeline(context.trace, controller, recording.spans.spans, recording.spans.dropped, redactor)
+        timeline: buildTimeline(trace, controller, recording.spans.spans, recording.spans.dropped, redactor)
       }
     },
     panel (p) {

@@ -3,30 +3,46 @@ import type { Clock } from '../../clock.js'
 import { lruCacheClock, systemClock } from '../../clock.js'
 import type { Profile, ProfileSummary } from '../profile.js'
 import { summarize } from '../profile.js'
-import type { ProfileFilter, ProfileStorage } from './storage.js'
+import type { Recording } from '../recording.js'
+import type { ProfileFilter, RecordingBuilder, RecordingKeeper } from './storage.js'
 import { LocalTokens, selectSummaries } from './storage.js'
 import { jsonSizeBound } from './json-size.js'
 
+/** A recording kept as it ended (built on read), or a profile saved as built (`save`). */
 interface Entry {
-  summary: ProfileSummary
-  /**
-   * kept as built, not serialised: serialising every profile took most of the profiler's cost
-   * per request at full capture, and a profile in memory is read back far less often than it
-   * is saved (a page view copies it then)
-   */
-  profile: Profile
-  /** at least its serialised length: what `maxBytes` counts */
+  recording: Recording | undefined
+  profile: Profile | undefined
+  /** made once, when first listed */
+  summary: ProfileSummary | undefined
+  /** an estimate of what it holds, in bytes: what `maxBytes` counts */
   size: number
 }
 
+/** Bytes a recording is counted for: a fixed part, and what grows with the request (its headers, body, spans, logs). */
+export function recordingSize (recording: Recording): number {
+  let size = 2048 + recording.spans.spans.length * 512 + (recording.logs?.calls.length ?? 0) * 256
+  const request = recording.request
+  if (request !== undefined) {
+    const raw = request.rawHeaders
+    for (let i = 0; i < raw.length; i++) size += raw[i]!.length
+    const length = Number(request.headers['content-length'])
+    if (length > 0) size += length
+  }
+  return size
+}
+
 /**
- * Profiles in memory (tests, embedded use): an LRU bounded by count, age and bytes. Reads use
- * `peek`, so the order is the order of saving and the oldest profile is the one evicted.
+ * Profiles in memory (the plugin's default): the recordings themselves, kept as their units
+ * ended, in an LRU bounded by count, age and an estimate of their bytes; each profile is built
+ * (collected, masked) only when it is read, so a request profiled but never looked at costs
+ * only its recording. Reads use `peek`, so the order is the order of keeping and the oldest is
+ * the one evicted.
  */
-export class MemoryProfileStorage implements ProfileStorage {
+export class MemoryProfileStorage implements RecordingKeeper {
   readonly kind = 'memory'
   private readonly cache: LRUCache<string, Entry>
   private readonly tokens = new LocalTokens((token) => this.cache.has(token))
+  private builder: RecordingBuilder | undefined
 
   /** `clock`: what ages the profiles (default the system clock) */
   constructor (limits: { maxProfiles: number, maxAgeMs: number, maxBytes: number }, clock: Clock = systemClock) {
@@ -45,6 +61,10 @@ export class MemoryProfileStorage implements ProfileStorage {
     return this.cache.size
   }
 
+  useBuilder (builder: RecordingBuilder): void {
+    this.builder = builder
+  }
+
   reserveToken (): string {
     return this.tokens.reserve()
   }
@@ -53,23 +73,37 @@ export class MemoryProfileStorage implements ProfileStorage {
     this.tokens.release(token)
   }
 
-  /** Keeps the profile itself: the caller hands it over and does not change it afterwards (the profiler builds a new one per request). */
+  keep (recording: Recording): void {
+    // a single recording larger than the whole budget is not kept (lru-cache would refuse it)
+    this.cache.set(recording.token, { recording, profile: undefined, summary: undefined, size: recordingSize(recording) })
+  }
+
+  /** Keeps the profile itself: the caller hands it over and does not change it afterwards. */
   async save (profile: Profile): Promise<void> {
-    // a single profile larger than the whole budget is not kept (lru-cache would refuse it)
-    this.cache.set(profile.token, { summary: summarize(profile), profile, size: Math.max(1, jsonSizeBound(profile)) })
+    this.cache.set(profile.token, { recording: undefined, profile, summary: summarize(profile), size: Math.max(1, jsonSizeBound(profile)) })
   }
 
   async load (token: string): Promise<Profile | undefined> {
     const entry = this.cache.peek(token)
+    if (entry === undefined) return undefined
+    if (entry.recording !== undefined && this.builder !== undefined) return this.builder.profile(entry.recording)
     // a copy, as JSON would give it: a page may annotate what it reads
-    return entry === undefined ? undefined : JSON.parse(JSON.stringify(entry.profile)) as Profile
+    return entry.profile === undefined ? undefined : JSON.parse(JSON.stringify(entry.profile)) as Profile
   }
 
   async find (filter: ProfileFilter = {}): Promise<ProfileSummary[]> {
-    // the most recently saved first: profiles of the same millisecond stay newest first (the sort is stable)
+    // the most recently kept first: profiles of the same millisecond stay newest first (the sort is stable)
     const summaries: ProfileSummary[] = []
-    for (const entry of this.cache.values()) summaries.push(entry.summary)
+    for (const entry of this.cache.values()) {
+      const summary = entry.summary ?? this.summaryOf(entry)
+      if (summary !== undefined) summaries.push(summary)
+    }
     return selectSummaries(summaries, filter)
+  }
+
+  private summaryOf (entry: Entry): ProfileSummary | undefined {
+    if (entry.recording === undefined || this.builder === undefined) return undefined
+    return (entry.summary = this.builder.summary(entry.recording))
   }
 
   async purge (): Promise<void> {

@@ -1,4 +1,5 @@
 import type { Profile, ProfileSummary } from '../profile.js'
+import type { Recording } from '../recording.js'
 import { createToken } from '../token.js'
 
 /** Filters of the search page; every one optional. */
@@ -51,6 +52,28 @@ export interface ProfileStorage {
   /** how many profiles are kept now (a shared storage: as last seen) */
   readonly size: number
   close (): Promise<void>
+}
+
+/**
+ * A storage that keeps recordings as they ended and builds their profiles only when they are
+ * read (the memory storage): a unit profiled but never looked at costs only its recording. What
+ * it keeps never leaves the process; a storage that writes elsewhere (a folder, Redis) is given
+ * profiles built and masked (`save`).
+ */
+export interface RecordingKeeper extends ProfileStorage {
+  /** how its recordings become profiles (and summaries): the profiler's, given once */
+  useBuilder (builder: RecordingBuilder): void
+  keep (recording: Recording): void
+}
+
+/** Builds what is read of a kept recording: its masked profile, its summary. */
+export interface RecordingBuilder {
+  profile (recording: Recording): Profile
+  summary (recording: Recording): ProfileSummary
+}
+
+export function keepsRecordings (storage: ProfileStorage): storage is RecordingKeeper {
+  return typeof (storage as Partial<RecordingKeeper>).keep === 'function' && typeof (storage as Partial<RecordingKeeper>).useBuilder === 'function'
 }
 
 /**
