@@ -6,6 +6,7 @@ import type { ChannelSubscription } from './channels.js'
 import type { TracedContext } from './traced-call.js'
 import { tracedCalls } from './traced-call.js'
 import { analyzeSql } from './sql.js'
+import { maskRedisArguments } from '../../redis/secret-arguments.js'
 import type { SqlAnalysis } from './sql.js'
 
 export const DB = 'db'
@@ -152,6 +153,18 @@ function maskedStatement (statement: string, analysis: SqlAnalysis, redactor: Re
 }
 
 /**
+ * A Redis command as OpenTelemetry's Redis instrumentations report it (`db.query.text`: the
+ * command and its arguments, joined by spaces, those they do not know to be safe as `?`), its
+ * passwords masked by the Cache panel's table (`CONFIG SET requirepass …`).
+ */
+function maskedRedisStatement (statement: string, redactor: Redactor, secrets: string[]): string {
+  const [command = '', ...args] = statement.split(' ')
+  const masked = maskRedisArguments(command, args, (name) => redactor.isSecret(name))
+  secrets.push(...masked.secrets)
+  return [command, ...masked.args].join(' ')
+}
+
+/**
  * A statement recorded as the span contract's plain data (`{ system, statement, params, … }`,
  * raw: an OpenTelemetry span's, `fastify-kernel/opentelemetry`), read as a channel's call.
  */
@@ -168,9 +181,11 @@ export function formatDbSpan (span: Span, redactor: Redactor): void {
   const call = span.data instanceof SqlCall ? span.data : plainCall(span.data)
   if (call === undefined) return
   const { context } = call
-  const analysis = analyzeSql(context.query, call.system)
   const secrets: string[] = []
-  const statement = maskedStatement(context.query, analysis, redactor, secrets)
+  // a Redis command's passwords are no SQL literals: masked first, then the command read as one
+  const query = call.system === 'redis' ? maskedRedisStatement(context.query, redactor, secrets) : context.query
+  const analysis = analyzeSql(query, call.system)
+  const statement = maskedStatement(query, analysis, redactor, secrets)
   const data: DbSpanData = { system: call.system, statement: truncate(statement), shape: truncate(analysis.shape), driver: call.driver }
   const params = maskedParams(context.values, analysis, redactor, secrets)
   if (params !== undefined) data.params = params

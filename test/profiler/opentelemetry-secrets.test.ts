@@ -1,7 +1,9 @@
 /**
- * OpenTelemetry's `db.query.parameter.<key>` (semantic conventions): a positional parameter is
- * reported under its 0-based index (`db.query.parameter.0` for `$1`) and masked by the column its
- * placeholder goes to, as a driver's positional values are; a named one by its name.
+ * Secrets in an app's OpenTelemetry spans. `db.query.parameter.<key>` (semantic conventions): a
+ * positional parameter is reported under its 0-based index (`db.query.parameter.0` for `$1`)
+ * and masked by the column its placeholder goes to, as a driver's positional values are; a named
+ * one by its name. A Redis instrumentation's command (kept with `skip: []`) loses its passwords
+ * as the Cache panel's commands do.
  */
 import t from 'tap'
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base'
@@ -13,8 +15,8 @@ const provider = new BasicTracerProvider({ spanProcessors: [new KernelSpanProces
 const tracer = provider.getTracer('@my/db-instrumentation')
 t.teardown(async () => { await provider.shutdown() })
 
-function statement (text: string, parameters: Record<string, string>): void {
-  const attributes: Record<string, string> = { 'db.system.name': 'postgresql', 'db.query.text': text }
+function statement (text: string, parameters: Record<string, string>, system = 'postgresql'): void {
+  const attributes: Record<string, string> = { 'db.system.name': system, 'db.query.text': text }
   for (const [key, value] of Object.entries(parameters)) attributes[`db.query.parameter.${key}`] = value
   tracer.startSpan('db', { attributes }).end()
 }
@@ -43,4 +45,21 @@ t.test('positional parameters by their index, masked by the column of their plac
   const panel = await page(app, `/_profiler/${token}?panel=db`)
   t.match(panel.body, 'UPDATE users SET api_key &#x3D; $1 WHERE id &#x3D; $2')
   t.notMatch(panel.body, /zz\d/, 'nor on the Database panel')
+})
+
+t.test('a Redis instrumentation\'s commands: passwords masked as on the Cache panel', async (t) => {
+  const app = await buildApp({ debug: true }, {}, (app) => {
+    app.get('/otel-redis', async () => {
+      statement('config SET requirepass zz6', {}, 'redis')
+      statement('ACL SETUSER ada on >zz7 ~*', {}, 'redis')
+      statement('get cart:7', {}, 'redis')
+      return 'ok'
+    })
+  })
+  t.teardown(() => app.close())
+  const { profile, token } = await profiled(app, { url: '/otel-redis' })
+  t.same(profile.collected.db!.statements.map((s) => s.statement), ['config SET requirepass ******', 'ACL SETUSER ada on >****** ~*', 'get cart:7'])
+  t.notMatch(JSON.stringify(profile), /zz\d/, 'no secret in the profile')
+  t.notMatch((await page(app, `/_profiler/${token}?panel=db`)).body, /zz\d/, 'nor on the Database panel')
+  t.notMatch((await page(app, `/_profiler/${token}?panel=time`)).body, /zz\d/, 'nor on the timeline')
 })
