@@ -99,8 +99,9 @@ const BODYLESS = new Set(['GET', 'HEAD', 'TRACE'])
  * for a preParsing hook. (A HEAD twin is made from its GET's options: nothing is added twice.)
  */
 function giveRouteHooks (route: RouteOptions, hooks: RouteHooks): void {
-  const append = <T> (existing: T | T[] | undefined, added: T[]): T[] => {
-    const list = existing === undefined ? [] : Array.isArray(existing) ? [...existing] : [existing]
+  // a hook option set to null is no hook (@fastify/compress reads it so, and replaces it)
+  const append = <T> (existing: T | T[] | null | undefined, added: T[]): T[] => {
+    const list = existing === undefined || existing === null ? [] : Array.isArray(existing) ? [...existing] : [existing]
     for (const hook of added) if (!list.includes(hook)) list.push(hook)
     return list
   }
