@@ -129,7 +129,8 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
     redactor: (): Kernel['redactor'] => kernel.redactor,
     sources,
     formatOfPath: options.formatOfPath,
-    jsonErrors: options.jsonErrors
+    jsonErrors: options.jsonErrors,
+    exposeServerErrors: options.exposeServerErrors
   })
   const kernel = new FastifyKernel(options, new RouteTable(routerOptionsOf(app)), errorController, sources)
   app.decorate('kernel', kernel)
