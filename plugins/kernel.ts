@@ -100,8 +100,9 @@ const BODYLESS = new Set(['GET', 'HEAD', 'TRACE'])
  * for a preParsing hook. (A HEAD twin is made from its GET's options: nothing is added twice.)
  */
 function giveRouteHooks (route: RouteOptions, hooks: RouteHooks): void {
-  const append = <T> (existing: T | T[] | undefined, added: T[]): T[] => {
-    const list = existing === undefined ? [] : Array.isArray(existing) ? [...existing] : [existing]
+  // a hook option set to null is no hook (@fastify/compress reads it so, and replaces it)
+  const append = <T> (existing: T | T[] | null | undefined, added: T[]): T[] => {
+    const list = existing === undefined || existing === null ? [] : Array.isArray(existing) ? [...existing] : [existing]
     for (const hook of added) if (!list.includes(hook)) list.push(hook)
     return list
   }
@@ -129,7 +130,8 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
     redactor: (): Kernel['redactor'] => kernel.redactor,
     sources,
     formatOfPath: options.formatOfPath,
-    jsonErrors: options.jsonErrors
+    jsonErrors: options.jsonErrors,
+    exposeServerErrors: options.exposeServerErrors
   })
   const kernel = new FastifyKernel(options, new RouteTable(routerOptionsOf(app)), errorController, sources)
   app.decorate('kernel', kernel)

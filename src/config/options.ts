@@ -62,6 +62,12 @@ export interface KernelOptions {
    * already read Fastify's errors
    */
   jsonErrors?: JsonErrors
+  /**
+   * with `jsonErrors: 'fastify'`: a production 5xx's `message` is the error's own, byte for byte
+   * what bare Fastify sends, instead of its status text (default false: nothing internal
+   * reaches a client). Named after http-errors' `expose`, which says the same of one error
+   */
+  exposeServerErrors?: boolean
   /** sessions on a signed cookie (docs/security.md) */
   session?: SessionOptions
   /** default and enabled locales (docs/security.md) */
@@ -88,6 +94,7 @@ export interface ResolvedKernelOptions {
   /** the format imposed on the error responses of a path, if any (the `format` option) */
   formatOfPath: (path: string) => ErrorPageFormat | undefined
   jsonErrors: JsonErrors
+  exposeServerErrors: boolean
   /** the features' own options, passed on as given (each feature validates its own) */
   profiler: KernelOptions['profiler']
   session: KernelOptions['session']
@@ -110,6 +117,7 @@ const schema = {
     // checked by formatProblems: ajv would name an alternative's failures confusingly
     format: { type: ['string', 'object'] },
     jsonErrors: { enum: ['problem', 'fastify'] },
+    exposeServerErrors: { type: 'boolean' },
     profiler: { type: ['boolean', 'object'] },
     session: { type: 'object' },
     locale: { type: 'object' },
@@ -133,6 +141,7 @@ export function resolveKernelOptions (options: unknown, featureProblems: readonl
   const badPatterns = Array.isArray(o.trustedHosts) ? invalidHostPatterns(o.trustedHosts.filter((p) => typeof p === 'string')) : []
   if (badPatterns.length > 0) problems.push(`option "trustedHosts" has patterns that are not regular expressions: ${badPatterns.join('; ')}`)
   problems.push(...formatProblems(o.format))
+  if (o.exposeServerErrors === true && o.jsonErrors !== 'fastify') problems.push('option "exposeServerErrors" applies to Fastify\'s error shape: set jsonErrors: \'fastify\' with it')
   const linkProblem = typeof o.fileLinkFormat === 'string' ? fileLinkFormatProblem(o.fileLinkFormat) : undefined
   if (linkProblem !== undefined) problems.push(linkProblem)
   // the features' own problems (featureOptionProblems), so that one refusal names them all
@@ -151,6 +160,7 @@ export function resolveKernelOptions (options: unknown, featureProblems: readonl
     trustedHosts: o.trustedHosts ?? [],
     formatOfPath: formatsByPrefix(o.format),
     jsonErrors: o.jsonErrors ?? 'problem',
+    exposeServerErrors: o.exposeServerErrors ?? false,
     profiler: o.profiler,
     session: o.session,
     locale: o.locale,
