@@ -20,7 +20,7 @@ export { errorCodes } from './src/errors/codes.js'
 export { dump } from './src/profiler/dump.js'
 
 export type { ErrorCode } from './src/errors/codes.js'
-export type { KernelOptions } from './src/config/options.js'
+export type { KernelOptions } from './plugins/kernel-options.js'
 export type { Clock } from './src/clock.js'
 export type { Kernel } from './src/kernel/kernel.js'
 export type { FastifyKernel } from './plugins/fastify-kernel.js'

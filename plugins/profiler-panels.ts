@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { Kernel } from '../src/kernel/kernel.js'
-import type { ResolvedKernelOptions } from '../src/config/options.js'
+import type { ResolvedKernelOptions } from './kernel-options.js'
 import type { Profiler } from '../src/profiler/profiler.js'
 import { packageVersion } from '../src/config/paths.js'
 import { RecordingStopwatch } from '../src/profiler/stopwatch.js'
@@ -17,7 +17,7 @@ import type { ConfiguredFeature } from '../src/profiler/collectors/config.js'
 function features (options: ResolvedKernelOptions, profiler: Profiler): ConfiguredFeature[] {
   const { session, security, locale } = options
   const store = (value: object | undefined, fallback: string): string => value === undefined ? fallback : value.constructor?.name ?? 'custom'
-  const throttling = security?.loginThrottlingStore
+  const throttling = security?.options.loginThrottlingStore
   return [
     {
       name: 'profiler',
