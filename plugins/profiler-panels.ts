@@ -23,7 +23,7 @@ function features (options: ResolvedKernelOptions, profiler: Profiler): Configur
       name: 'profiler',
       enabled: true,
       details: [
-        { name: 'storage', value: profiler.storage.kind + (profiler.storage.kind === 'file' ? ` (${profiler.options.directory})` : '') },
+        { name: 'storage', value: profiler.storage.kind + (profiler.options.storage === 'file' ? ` (${profiler.options.directory})` : typeof profiler.options.storage === 'object' ? ' (the app\'s own)' : '') },
         { name: 'toolbar', value: profiler.options.toolbar ? 'on' : 'off' },
         { name: 'maxProfiles', value: String(profiler.options.maxProfiles) },
         { name: 'maxSpans', value: String(profiler.options.maxSpans) }

@@ -49,6 +49,8 @@ const PARTIALS: Record<string, string> = {
 }
 
 async function openStorage (options: ResolvedProfilerOptions, app: FastifyInstance, clock: Clock): Promise<ProfileStorage> {
+  // the app's own, used as is
+  if (typeof options.storage === 'object') return options.storage
   if (options.storage === 'redis') {
     try {
       return await RedisProfileStorage.open({ ...options.redis!, maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs, log: app.log, clock })
@@ -80,14 +82,21 @@ function quietLogLevel (app: FastifyInstance): 'warn' | undefined {
 export async function registerProfiler (app: FastifyInstance, kernel: Kernel, profilerOptions: ResolvedProfilerOptions, options: ResolvedKernelOptions): Promise<void> {
   // its redact options are the policy of every output (pages, profiles, production's logs too)
   kernel.redactor = new Redactor(profilerOptions.redactNames, profilerOptions.redactPattern)
-  if (!options.debug) return
+  if (!options.debug) {
+    // the app's own storage was handed over in every mode: production never uses it, and closes it with the app
+    const handed = profilerOptions.storage
+    if (typeof handed === 'object') app.addHook('onClose', async () => { await handed.close() })
+    return
+  }
 
   const storage = await openStorage(profilerOptions, app, options.clock)
-  if (storage.kind === 'memory' && cluster.isWorker) {
+  if (profilerOptions.storage === 'memory' && cluster.isWorker) {
     app.log.warn('fastify-kernel: the profiler keeps profiles in this process\'s memory, and this is a node:cluster worker: a token shown by one worker is "not found" on the others. Use the Redis storage to share profiles between processes.')
   }
   const profiler = new Profiler(profilerOptions, storage, kernel, app.log)
   app.decorate('kernelProfiler', profiler)
+  // the storage is the profiler's, the app's own too (whatever client it was lent stays the app's):
+  // closed after the last saves. (An app's onClose hook added after the kernel runs before this one.)
   app.addHook('onClose', async () => { await profiler.settled(); await storage.close() })
 
   // each request's log records, captured where Fastify creates request.log
