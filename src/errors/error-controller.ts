@@ -1,9 +1,13 @@
 import type { ErrorFormat } from '../http/negotiate.js'
-import type { JsonErrors } from '../config/options.js'
 import { rawUrlEncode } from '../http/encoding.js'
 import type { FlatException } from './flatten.js'
 import { flattenChain } from './flatten.js'
 import { traceView } from './trace-view.js'
+
+/** A format an app or a route may impose on its error responses. */
+export type ErrorPageFormat = 'html' | 'json'
+/** The body of a JSON error: RFC 7807 problem details, or Fastify's own shape. */
+export type JsonErrors = 'problem' | 'fastify'
 
 /** What the error page shows of the request; every string here is client-controlled. */
 export interface RequestSummary {
