@@ -38,6 +38,7 @@ import { routingCollector } from '../src/profiler/collectors/routing.js'
 import { eventsCollector } from '../src/profiler/collectors/events.js'
 import { registerIoPanels } from './profiler-io.js'
 import { registerAppPanels } from './profiler-panels.js'
+import { registerCpuProfile } from './profiler-cpu.js'
 import type { Clock } from '../src/clock.js'
 import type { PageModel } from '../src/profiler/pages/pages.js'
 import { lastQueryValue, neighboursOf, noProfilesPage, parseFilter, profilePage, searchPage, tokenNotFoundPage } from '../src/profiler/pages/pages.js'
@@ -174,6 +175,9 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
 
   // with Fastify's ignoreTrailingSlash, `/x` and `/x/` are one route: the router serves both
   const twins: Pick<FastifyInstance, 'get'> = routerOptionsOf(app).ignoreTrailingSlash === true ? { get: () => app } as never : app
+  // the CPU profile of one chosen request: its extension, panel, download and the toolbar's button
+  const nextRequestButton = registerCpuProfile(app, kernel, profiler, options.clock, (name) => config(name), read)
+
   // Symfony profiles the profiler's redirects: only its pages switch the profiler off
   twins.get(PROFILER_PATH, config('_profiler_home_redirect', 'profiled'), async function profilerHomeRedirect (request, reply) {
     return redirectTo(request, reply, `${PROFILER_PATH}/`)
@@ -231,6 +235,6 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
     await profiler.untilStored(token)
     const profile = await read(storage.load(token)).catch(() => undefined)
     if (profile === undefined) return fragment(reply, 404, '')
-    return fragment(reply, 200, await render('profiler/toolbar.hbs', toolbarModel(profile, panels, versions)))
+    return fragment(reply, 200, await render('profiler/toolbar.hbs', toolbarModel(profile, panels, versions, nextRequestButton(request))))
   })
 }
