@@ -14,6 +14,8 @@ export interface CpuData {
   profile?: CpuProfile
   /** stopped before the request ended: it ran MAX_PROFILE_MS */
   cut?: boolean
+  /** what starting V8's profiler took of the request, ms */
+  startMs?: number
   /** why there is no profile */
   missing?: string
   /** the token of the request whose CPU profile was running (this one's was not taken) */
@@ -33,8 +35,10 @@ export function cpuProfilePath (token: string): string {
   return `${PROFILER_PATH}/${token}/cpuprofile`
 }
 
+/** From the first sample to the end (starting the profiler comes before the first sample), ms. */
 function sampledMs (profile: CpuProfile): number {
-  return Math.round(profile.endTime - profile.startTime) / 1000
+  const first = profile.startTime + (Number(profile.timeDeltas?.[0]) || 0)
+  return Math.round(Math.max(0, profile.endTime - first)) / 1000
 }
 
 /**
@@ -60,6 +64,7 @@ export function cpuCollector (sources: SourceExcerpts | undefined): Collector<Cp
         // shallow: the stored profile is checked where it is read, not item by item here
         profile: { type: 'object', required: ['nodes', 'samples', 'timeDeltas', 'startTime', 'endTime'] },
         cut: { type: 'boolean' },
+        startMs: { type: 'number' },
         missing: { type: 'string' },
         busyWith: { type: 'string' },
         tooLarge: { type: 'object' }
@@ -88,6 +93,7 @@ export function cpuCollector (sources: SourceExcerpts | undefined): Collector<Cp
         return data
       }
       data.profile = profile
+      if (result?.startMs !== undefined) data.startMs = Math.round(result.startMs * 1000) / 1000
       return data
     },
     panel (data, summary) {

@@ -63,7 +63,8 @@ export interface FlameGraph {
   meanIntervalUs: number
 }
 
-const WIDTH = 1200
+/** about the width of a panel at 1280 pixels: labels close to their font size */
+const WIDTH = 1000
 const ROW = 17
 /** below this width (SVG units) a frame is not drawn */
 const MIN_WIDTH = 0.6
@@ -320,7 +321,7 @@ function topFunctions (
   }
   return [...functions.values()]
     .filter((entry) => entry.self > 0)
-    .sort((a, b) => b.self - a.self)
+    .sort((a, b) => b.self - a.self || b.total - a.total || nameOf(a.frame).localeCompare(nameOf(b.frame)))
     .slice(0, TOP_FUNCTIONS)
     .map(({ frame, self: selfUs, total: totalUs }) => {
       const located = locations.of(frame)

@@ -12,6 +12,8 @@ export interface CpuRunResult {
   cut: boolean
   /** why there is no profile */
   error?: string
+  /** what starting V8's profiler took, ms (it lists every function compiled so far) */
+  startMs?: number
 }
 
 /** One CPU profile being taken, for one holder (a recording's token). */
@@ -39,6 +41,7 @@ const unrefTimer: Schedule = (fn, ms) => {
 class Run implements CpuRun {
   result: Promise<CpuRunResult> | undefined
   cancelTimer: () => void = () => {}
+  startMs = 0
 
   constructor (readonly holder: string, private readonly sampler: CpuSampler) {}
 
@@ -93,7 +96,9 @@ export class CpuSampler {
     this.current = run
     this.started++
     // dispatched at once (an in-process session answers synchronously); a failure shows at stop
+    const before = performance.now()
     session.post('Profiler.start', () => {})
+    run.startMs = performance.now() - before
     run.cancelTimer = this.schedule(() => { run.result ??= this.finish(run, true) }, this.maxMs)
     return run
   }
@@ -105,7 +110,7 @@ export class CpuSampler {
     this.current = undefined
     try {
       const { profile } = await this.post('Profiler.stop') as { profile: CpuProfile }
-      return { profile, cut }
+      return { profile, cut, startMs: run.startMs }
     } catch (error) {
       return { cut, error: (error as Error).message }
     }
