@@ -46,6 +46,8 @@ export function registerCpuProfile (
 
   app.get(cpuProfilePath(':token'), route('_profiler_cpuprofile'), async function cpuProfileDownload (request: FastifyRequest, reply: FastifyReply) {
     const { token } = request.params as { token: string }
+    // asked right after its response (curl, a script), the profile may still be on its way to the storage
+    await profiler.untilStored(token)
     const profile = await read(profiler.storage.load(token))
     if (profile === undefined) throw new NotFoundHttpException(`Token "${token}" not found.`)
     const cpu = profile.collected.cpu?.profile

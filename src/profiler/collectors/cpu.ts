@@ -3,7 +3,8 @@ import type { SourceExcerpts } from '../../errors/source-excerpt.js'
 import { PROFILER_PATH } from '../recording.js'
 import { MAX_PROFILE_MS, MAX_PROFILE_NODES, MAX_PROFILE_SAMPLES, isCpuProfile } from '../cpu/cpu-profile.js'
 import type { CpuProfile } from '../cpu/cpu-profile.js'
-import { FRAME_KINDS, flameGraph, kindFill } from '../cpu/flame-graph.js'
+import { flameGraph } from '../cpu/flame-graph.js'
+import { FRAME_KINDS, kindFill } from '../cpu/frames.js'
 
 /** What a profile keeps of its request's CPU profile: V8's profile as it was taken (a `.cpuprofile`), or why there is none. */
 export interface CpuData {

@@ -1,7 +1,8 @@
 /*
  * fastify-kernel web debug toolbar. Loads the toolbar of this page's request (GET /_wdt/<token>),
  * then lists the page's later fetch() and XMLHttpRequest calls whose responses carry
- * X-Debug-Token, with a link to each one's profile. No inline handlers and no style attributes:
+ * X-Debug-Token, with a link to each one's profile; its "profile the next request" button arms
+ * this browser's next request for a CPU profile (a same-origin POST). No inline handlers and no style attributes:
  * it runs under a strict Content-Security-Policy (this script and its stylesheet are loaded with nonces).
  * Request data is written with textContent only.
  */
