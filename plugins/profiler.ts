@@ -175,9 +175,6 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
 
   // with Fastify's ignoreTrailingSlash, `/x` and `/x/` are one route: the router serves both
   const twins: Pick<FastifyInstance, 'get'> = routerOptionsOf(app).ignoreTrailingSlash === true ? { get: () => app } as never : app
-  // the CPU profile of one chosen request: its extension, panel, download and the toolbar's button
-  const nextRequestButton = registerCpuProfile(app, kernel, profiler, options.clock, (name) => config(name), read)
-
   // Symfony profiles the profiler's redirects: only its pages switch the profiler off
   twins.get(PROFILER_PATH, config('_profiler_home_redirect', 'profiled'), async function profilerHomeRedirect (request, reply) {
     return redirectTo(request, reply, `${PROFILER_PATH}/`)
@@ -207,6 +204,9 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
     if (profile === undefined) return page(reply, tokenNotFoundPage(token))
     return showProfile(profile, request.query, reply)
   })
+
+  // the CPU profile of one chosen request: its extension, panel, download and the toolbar's button
+  const nextRequestButton = registerCpuProfile(app, kernel, profiler, options.clock, (name) => config(name), read)
 
   // the web debug toolbar's routes, answering as Symfony's ProfilerController::toolbarAction
   const versions = { kernel: packageVersion, fastify: app.version, node: process.versions.node }
