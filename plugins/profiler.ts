@@ -37,6 +37,7 @@ import { routingCollector } from '../src/profiler/collectors/routing.js'
 import { eventsCollector } from '../src/profiler/collectors/events.js'
 import { registerIoPanels } from './profiler-io.js'
 import { registerAppPanels } from './profiler-panels.js'
+import { registerCpuProfile } from './profiler-cpu.js'
 import type { Clock } from '../src/clock.js'
 import type { PageModel } from '../src/profiler/pages/pages.js'
 import { lastQueryValue, neighboursOf, noProfilesPage, parseFilter, profilePage, searchPage, tokenNotFoundPage } from '../src/profiler/pages/pages.js'
@@ -210,6 +211,9 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, pr
     return showProfile(profile, request.query, reply)
   })
 
+  // the CPU profile of one chosen request: its extension, panel, download and the toolbar's button
+  const nextRequestButton = registerCpuProfile(app, kernel, profiler, options.clock, (name) => config(name), read)
+
   // the web debug toolbar's routes, answering as Symfony's ProfilerController::toolbarAction
   const versions = { kernel: packageVersion, fastify: app.version, node: process.versions.node }
   const fragment = (reply: FastifyReply, status: number, html: string): FastifyReply =>
@@ -237,6 +241,6 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, pr
     await profiler.untilStored(token)
     const profile = await read(storage.load(token)).catch(() => undefined)
     if (profile === undefined) return fragment(reply, 404, '')
-    return fragment(reply, 200, await render('profiler/toolbar.hbs', toolbarModel(profile, panels, versions)))
+    return fragment(reply, 200, await render('profiler/toolbar.hbs', toolbarModel(profile, panels, versions, nextRequestButton(request))))
   })
 }
