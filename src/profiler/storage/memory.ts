@@ -43,9 +43,12 @@ export class MemoryProfileStorage implements RecordingKeeper {
   private readonly cache: LRUCache<string, Entry>
   private readonly tokens = new LocalTokens((token) => this.cache.has(token))
   private builder: RecordingBuilder | undefined
+  private readonly maxAgeMs: number
 
   /** `clock`: what ages the profiles (default the system clock) */
-  constructor (limits: { maxProfiles: number, maxAgeMs: number, maxBytes: number }, clock: Clock = systemClock) {
+  constructor (limits: { maxProfiles: number, maxAgeMs: number, maxBytes: number }, private readonly clock: Clock = systemClock) {
+    this.maxAgeMs = limits.maxAgeMs
+    // the TTL counts from the save and frees the memory; a profile's age counts from its `time` (expired())
     this.cache = new LRUCache<string, Entry>({
       max: limits.maxProfiles,
       ttl: limits.maxAgeMs,
@@ -83,9 +86,15 @@ export class MemoryProfileStorage implements RecordingKeeper {
     this.cache.set(profile.token, { recording: undefined, profile, summary: summarize(profile), size: Math.max(1, jsonSizeBound(profile)) })
   }
 
+  /** Older than maxAge by its `time` (its unit's start), as the other storages count it (the TTL counts from the keeping, a little later). */
+  private expired (entry: Entry, now = this.clock.now()): boolean {
+    const time = entry.recording?.context.startedAtEpoch ?? entry.summary?.time ?? 0
+    return now - time > this.maxAgeMs
+  }
+
   async load (token: string): Promise<Profile | undefined> {
     const entry = this.cache.peek(token)
-    if (entry === undefined) return undefined
+    if (entry === undefined || this.expired(entry)) return undefined
     if (entry.recording !== undefined && this.builder !== undefined) return this.builder.profile(entry.recording)
     // a copy, as JSON would give it: a page may annotate what it reads
     return entry.profile === undefined ? undefined : JSON.parse(JSON.stringify(entry.profile)) as Profile
@@ -93,8 +102,10 @@ export class MemoryProfileStorage implements RecordingKeeper {
 
   async find (filter: ProfileFilter = {}): Promise<ProfileSummary[]> {
     // the most recently kept first: profiles of the same millisecond stay newest first (the sort is stable)
+    const now = this.clock.now()
     const summaries: ProfileSummary[] = []
     for (const entry of this.cache.values()) {
+      if (this.expired(entry, now)) continue
       const summary = entry.summary ?? this.summaryOf(entry)
       if (summary !== undefined) summaries.push(summary)
     }
