@@ -53,6 +53,7 @@ export function cpuCollector (sources: SourceExcerpts | undefined): Collector<Cp
     name: 'cpu',
     label: 'CPU profile',
     order: 35,
+    deferred: true,
     template: 'profiler/collectors/cpu.hbs',
     // function names and file paths, no request data: and the profile is too large to walk for secrets
     masked: true,
