@@ -16,6 +16,7 @@ import type { FastifyInstance } from 'fastify'
 import { createKernelApp } from '../../../index.js'
 import type { KernelOptions } from '../../../index.js'
 import { page, profiled } from '../helpers.js'
+import { profilerOf } from '../../helpers.js'
 import { TestRedis, freePort } from '../../redis/server.js'
 import { fixture, runCli } from '../../cli/run-cli.js'
 
@@ -121,7 +122,7 @@ t.test('file storage: no password in its files, nor in what the console prints',
   t.teardown(() => { rmSync(directory, { recursive: true, force: true }) })
   const app = await appWith(t, { storage: 'file', directory })
   const token = await checkSurfaces(t, app)
-  await (app.kernelProfiler!.storage as unknown as { idle: () => Promise<void> }).idle()
+  await (profilerOf(app).storage as unknown as { idle: () => Promise<void> }).idle()
   const files = filesUnder(directory)
   t.ok(files.some((file) => readFileSync(file, 'utf8').includes('"requirepass","******"')), 'the profile is in a file')
   t.same(files.filter((file) => readFileSync(file, 'latin1').includes(MARK)), [], 'no file holds a password')
