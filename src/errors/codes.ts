@@ -32,8 +32,6 @@ export const errorCodes = {
   KERNEL_INVALID_TOKEN: createError('KERNEL_INVALID_TOKEN', 'fastify-kernel: refusing to store a profile under "%s"'),
   /** a profile saved under a token this process no longer holds (its reservation expired) */
   KERNEL_TOKEN_NOT_RESERVED: createError('KERNEL_TOKEN_NOT_RESERVED', 'fastify-kernel: the profiler token "%s" is no longer reserved by this process; the profile is not stored'),
-  /** every draw of a token was taken (a store nearly full of its 16.7 million tokens) */
-  KERNEL_NO_FREE_TOKEN: createError('KERNEL_NO_FREE_TOKEN', 'fastify-kernel: no free profiler token after %s draws'),
   /** stored data that is no profile of this version, or not the one of its token */
   KERNEL_INVALID_PROFILE: createError('KERNEL_INVALID_PROFILE', 'the data is not a profile of this version, or not the one of this token'),
   /** an address range (`allowedNetworks`) that is not a CIDR or an address */

@@ -5,7 +5,7 @@
  */
 import t from 'tap'
 import { KernelContext } from '../../src/kernel/context.js'
-import type { FinishedRequest } from '../../src/kernel/collector.js'
+import type { RecordedUnit } from '../../src/kernel/collector.js'
 import type { CpuProfile, CpuProfileNode } from '../../src/profiler/cpu/cpu-profile.js'
 import { MAX_PROFILE_NODES } from '../../src/profiler/cpu/cpu-profile.js'
 import { flameGraph } from '../../src/profiler/cpu/flame-graph.js'
@@ -75,9 +75,9 @@ t.test('what a profile keeps: the profile as V8 made it, or why there is none (a
   const collect = (capture: unknown): unknown => {
     const context = new KernelContext()
     context.set('cpuProfile', capture as never)
-    return collector.collect({ kind: 'request', context } as unknown as FinishedRequest)
+    return collector.collect({ kind: 'request', context } as unknown as RecordedUnit)
   }
-  t.equal(collector.collect({ kind: 'request', context: new KernelContext() } as unknown as FinishedRequest), undefined, 'nothing asked: no panel')
+  t.equal(collector.collect({ kind: 'request', context: new KernelContext() } as unknown as RecordedUnit), undefined, 'nothing asked: no panel')
   t.same(collect({ asked: 'header', intervalUs: 100, result: { profile: PROFILE, cut: false, startMs: 1.23456 } }), { asked: 'header', intervalUs: 100, profile: PROFILE, startMs: 1.235 })
   t.same(collect({ asked: 'header', intervalUs: 100, result: { profile: PROFILE, cut: true } }), { asked: 'header', intervalUs: 100, profile: PROFILE, cut: true }, 'one cut at its longest says so')
   const huge: CpuProfile = { ...PROFILE, nodes: Array.from({ length: MAX_PROFILE_NODES + 1 }, (_, i) => node(i + 1, 'f', '')) }

@@ -1,21 +1,31 @@
 import t from 'tap'
-import { createToken, TOKEN_PATTERN } from '../../src/profiler/token.js'
+import { TOKEN_PATTERN } from '../../src/profiler/token.js'
+import { LocalTokens } from '../../src/profiler/storage/storage.js'
 import { profilerOf, buildApp } from '../helpers.js'
 import { host } from './helpers.js'
 
-t.test('tokens: six lower-case hex characters, redrawn while taken', async (t) => {
-  const seen = new Set<string>()
-  for (let i = 0; i < 2000; i++) {
-    const token = createToken((candidate) => seen.has(candidate))
-    t.match(token, /^[0-9a-f]{6}$/)
-    t.notOk(seen.has(token))
-    seen.add(token)
-  }
-  let asked = 0
-  const token = createToken(() => ++asked < 5)
-  t.equal(asked, 5, 'the first four draws were taken')
-  t.match(token, TOKEN_PATTERN)
-  t.throws(() => createToken(() => true), /no free profiler token/)
+t.test('local tokens: six lower-case hex characters, unique by construction, skipping stored ones', async (t) => {
+  const stored = new Set<string>()
+  const tokens = new LocalTokens((token) => stored.has(token))
+  const first = tokens.reserve()
+  t.match(first, TOKEN_PATTERN)
+  const seen = new Set([first])
+  // a sequence: no draw is ever checked against the tokens in flight, none repeats
+  for (let i = 0; i < 100_000; i++) seen.add(tokens.reserve())
+  t.equal(seen.size, 100_001, '100,001 draws, 100,001 tokens')
+  t.ok([...seen].every((token) => TOKEN_PATTERN.test(token)))
+  // what an earlier process stored in the same folder is skipped
+  const next = new LocalTokens((token) => stored.has(token))
+  const probe = new LocalTokens(() => false)
+  Object.assign(probe, { next: 5 })
+  Object.assign(next, { next: 5 })
+  const taken = [probe.reserve(), probe.reserve(), probe.reserve()]
+  t.same(taken, ['000005', '000006', '000007'], 'consecutive from where the sequence stands')
+  stored.add('000005').add('000006')
+  t.equal(next.reserve(), '000007', 'stored tokens are skipped')
+  // the sequence wraps at the last token
+  Object.assign(probe, { next: 0xffffff })
+  t.same([probe.reserve(), probe.reserve()], ['ffffff', '000000'])
 })
 
 t.test('every request gets its own token, unique among stored and in-flight profiles', async (t) => {

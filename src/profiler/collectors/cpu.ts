@@ -1,4 +1,4 @@
-import type { Collector } from '../../kernel/collector.js'
+import type { DeferredCollector } from '../../kernel/collector.js'
 import type { SourceExcerpts } from '../../errors/source-excerpt.js'
 import { PROFILER_PATH } from '../recording.js'
 import { MAX_PROFILE_MS, MAX_PROFILE_NODES, MAX_PROFILE_SAMPLES, isCpuProfile } from '../cpu/cpu-profile.js'
@@ -48,7 +48,7 @@ function sampledMs (profile: CpuProfile): number {
  * stored as V8 made it (a download for Chrome DevTools or speedscope); the flame graph and the
  * table of functions are made from it when the panel is shown, frames mapped to their sources.
  */
-export function cpuCollector (sources: SourceExcerpts | undefined): Collector<CpuData> {
+export function cpuCollector (sources: SourceExcerpts | undefined): DeferredCollector<CpuData> {
   return {
     name: 'cpu',
     label: 'CPU profile',

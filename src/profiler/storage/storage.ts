@@ -1,6 +1,6 @@
 import type { Profile, ProfileSummary } from '../profile.js'
 import type { Recording } from '../recording.js'
-import { createToken } from '../token.js'
+import { randomInt } from 'node:crypto'
 
 /** Filters of the search page and of `find()`; every one optional, all of them given must match. */
 export interface ProfileFilter {
@@ -91,26 +91,33 @@ export function keepsRecordings (storage: ProfileStorage): storage is RecordingK
 }
 
 /**
- * Token reservations of a storage only one process writes (memory, file): a token is free when
- * no stored profile has it and no request in flight was given it.
+ * Token reservations of a storage only one process writes (memory, file): unique by
+ * construction. A sequence over the 16.7 million six-hex tokens, from a random start, so that a
+ * token is given once in 16.7 million draws, more than any storage keeps (`maxProfiles` is at
+ * most a million) and than any request stays in flight; only a token a stored profile of an
+ * earlier process has (the file storage's folder) is skipped.
  */
 export class LocalTokens {
-  private readonly reserved = new Set<string>()
+  private next = randomInt(TOKENS)
 
   constructor (private readonly stored: (token: string) => boolean) {}
 
   reserve (): string {
-    const token = createToken((candidate) => this.reserved.has(candidate) || this.stored(candidate))
-    // a request that never terminates (a hijacked reply) must not grow this set without bound
-    if (this.reserved.size >= 10_000) this.reserved.clear()
-    this.reserved.add(token)
-    return token
+    for (let tries = 0; ; tries++) {
+      const n = this.next
+      this.next = (n + 1) % TOKENS
+      const token = HEX[n >>> 16]! + HEX[(n >>> 8) & 255]! + HEX[n & 255]!
+      // bounded: a storage keeps at most a million profiles
+      if (!this.stored(token) || tries > TOKENS) return token
+    }
   }
 
-  release (token: string): void {
-    this.reserved.delete(token)
-  }
+  /** A sequence holds no reservation to end. */
+  release (_token: string): void {}
 }
+
+const TOKENS = 0x1000000
+const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'))
 
 export function matchesFilter (summary: ProfileSummary, filter: ProfileFilter): boolean {
   if (filter.kind !== undefined && (summary.kind ?? 'request') !== filter.kind) return false
