@@ -36,6 +36,7 @@ import { logsCollector } from '../src/profiler/collectors/logs.js'
 import { routingCollector } from '../src/profiler/collectors/routing.js'
 import { eventsCollector } from '../src/profiler/collectors/events.js'
 import { registerIoPanels } from './profiler-io.js'
+import { registerCaptureSwitch } from './profiler-capture.js'
 import { registerAppPanels } from './profiler-panels.js'
 import { registerCpuProfile } from './profiler-cpu.js'
 import type { Clock } from '../src/clock.js'
@@ -186,9 +187,12 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, pr
     return redirectTo(request, reply, `${PROFILER_PATH}/`)
   })
 
+  // the capture mode, shown by the search page and the toolbar, and its switch for one browser
+  const captureView = registerCaptureSwitch(app, profiler, (name) => config(name))
+
   app.get(`${PROFILER_PATH}/`, config('_profiler_search'), async function profilerSearch (request: FastifyRequest, reply) {
     const { filter, form } = parseFilter(request.query)
-    return page(reply, searchPage(await read(storage.find(filter)), form, storage.size, profiler.dropped))
+    return page(reply, { ...searchPage(await read(storage.find(filter)), form, storage.size, profiler.dropped), capture: captureView(request) })
   })
 
   app.get(`${PROFILER_PATH}/latest`, config('_profiler_latest'), async function profilerLatest (request, reply) {
@@ -241,6 +245,6 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, pr
     await profiler.untilStored(token)
     const profile = await read(storage.load(token)).catch(() => undefined)
     if (profile === undefined) return fragment(reply, 404, '')
-    return fragment(reply, 200, await render('profiler/toolbar.hbs', toolbarModel(profile, panels, versions, nextRequestButton(request))))
+    return fragment(reply, 200, await render('profiler/toolbar.hbs', { ...toolbarModel(profile, panels, versions, nextRequestButton(request)), capture: captureView(request) }))
   })
 }

@@ -87,7 +87,8 @@ export async function buildService (env: ServiceEnv, overrides: { logger?: boole
           maxProfiles: env.PROFILER_MAX_PROFILES,
           maxAge: env.PROFILER_MAX_AGE,
           ...(env.PROFILER_ALLOWED_NETWORKS.length > 0 ? { allowedNetworks: env.PROFILER_ALLOWED_NETWORKS } : {}),
-          allowedHosts: env.PROFILER_ALLOWED_HOSTS
+          allowedHosts: env.PROFILER_ALLOWED_HOSTS,
+          capture: env.PROFILER_CAPTURE
         }
       },
       // a socket silent for 2 minutes is closed: the service pays Node's per-request timer for it

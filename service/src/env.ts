@@ -40,6 +40,8 @@ export interface ServiceEnv extends RequestServicesEnv {
   PROFILER_ALLOWED_NETWORKS: string[]
   /** host names the profiler answers for besides the local ones (localhost, *.test, private addresses) */
   PROFILER_ALLOWED_HOSTS: string[]
+  /** the profiler's `capture` option: `all`, `errors`, `on-demand`, `sample:<percent>`, `slow:<ms>` */
+  PROFILER_CAPTURE: 'all' | 'errors' | 'on-demand' | { sample: number } | { slowerThan: number }
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
@@ -66,7 +68,8 @@ const schema = {
     PROFILER_MAX_PROFILES: { type: 'integer', minimum: 1, maximum: 1000000, default: 2000 },
     PROFILER_MAX_AGE: { type: 'integer', minimum: 1, default: 172800 },
     PROFILER_ALLOWED_NETWORKS: { type: 'string', default: '' },
-    PROFILER_ALLOWED_HOSTS: { type: 'string', default: '' }
+    PROFILER_ALLOWED_HOSTS: { type: 'string', default: '' },
+    PROFILER_CAPTURE: { type: 'string', default: 'all' }
   }
 }
 
@@ -112,6 +115,15 @@ function envProblems (error: unknown): string {
     if (e.keyword === 'enum') return `${name} must be one of ${(e.params.allowedValues as string[]).join(', ')}`
     return `${name} ${e.message ?? 'is invalid'}`
   }).join('; ')
+}
+
+/** PROFILER_CAPTURE: `all`, `errors`, `on-demand`, `sample:<percent>`, `slow:<ms>`. */
+function parseCapture (text: string): ServiceEnv['PROFILER_CAPTURE'] {
+  const value = text.trim().toLowerCase()
+  if (value === 'all' || value === 'errors' || value === 'on-demand') return value
+  const match = /^(sample|slow):(\d+(?:\.\d+)?)$/.exec(value)
+  if (match === null) throw new ServiceConfigError(`PROFILER_CAPTURE must be all, errors, on-demand, sample:<percent> or slow:<ms>, got "${text}"`)
+  return match[1] === 'sample' ? { sample: Number(match[2]) } : { slowerThan: Number(match[2]) }
 }
 
 /** A comma-separated list, without its empty entries. */
@@ -166,7 +178,8 @@ export function loadServiceEnv (data: Record<string, string | undefined> = proce
     PROFILER_MAX_PROFILES: raw.PROFILER_MAX_PROFILES as number,
     PROFILER_MAX_AGE: raw.PROFILER_MAX_AGE as number,
     PROFILER_ALLOWED_NETWORKS: list(raw.PROFILER_ALLOWED_NETWORKS),
-    PROFILER_ALLOWED_HOSTS: list(raw.PROFILER_ALLOWED_HOSTS)
+    PROFILER_ALLOWED_HOSTS: list(raw.PROFILER_ALLOWED_HOSTS),
+    PROFILER_CAPTURE: parseCapture(raw.PROFILER_CAPTURE as string)
   }
   if (env.APP_ENV === 'prod' && env.APP_DEBUG && !env.APP_FORCE_DEBUG) {
     throw new ServiceConfigError('refusing to start with APP_DEBUG on in APP_ENV=prod: debug mode shows stack traces, request headers and the profiler to anyone who can reach the service. Set APP_DEBUG=0, or APP_FORCE_DEBUG=1 if you really mean it.')

@@ -32,7 +32,8 @@ t.test('defaults: dev, debug on, 127.0.0.1:8000', async (t) => {
     PROFILER_MAX_PROFILES: 2000,
     PROFILER_MAX_AGE: 172800,
     PROFILER_ALLOWED_NETWORKS: [],
-    PROFILER_ALLOWED_HOSTS: []
+    PROFILER_ALLOWED_HOSTS: [],
+    PROFILER_CAPTURE: 'all'
   })
   t.equal(loadServiceEnv({ APP_ENV: 'prod', APP_SESSION_SECRET: SECRET }, false).APP_DEBUG, false, 'debug is off by default outside dev')
 })

@@ -6,6 +6,8 @@ import type { RedisCommands } from '../redis/commands.js'
 import { REDIS_CLIENT_OPTIONS_SCHEMA } from '../redis/commands.js'
 import { DEFAULT_REDACT_PATTERN } from '../http/redact.js'
 import type { ProfileStorage } from './storage/storage.js'
+import { captureMode } from './capture.js'
+import type { CaptureMode, CaptureOption } from './capture.js'
 
 /** Options of the web profiler: `app.register(kernel, { debug: true, profiler: { ... } })`. */
 export interface ProfilerOptions {
@@ -20,6 +22,14 @@ export interface ProfilerOptions {
   directory?: string
   /** the Redis storage: the app's ioredis client (never closed by the kernel), a key prefix, a time bound per call */
   redis?: { client: RedisCommands, prefix?: string, commandTimeout?: number }
+  /**
+   * which units of work are recorded: `'all'` (default), `{ sample: percent }`, `{ slowerThan:
+   * ms }` (kept when the response came that late), `'errors'` (kept when it failed: a status of
+   * 400 and over, or it threw), `'on-demand'` (only those that ask: the `X-Kernel-Profile`
+   * header, or a browser whose requests are switched on from the profiler's search page). A
+   * request that asks is recorded in every mode
+   */
+  capture?: CaptureOption
   /** most profiles kept; the oldest are purged first (default 2000) */
   maxProfiles?: number
   /** seconds a profile is kept (default 172800: two days) */
@@ -81,6 +91,7 @@ export const DEFAULT_THRESHOLDS: Thresholds = { http_client: 1000, db: 100, cach
 export interface ResolvedProfilerOptions {
   /** a built-in storage's name, or the app's own storage */
   storage: BuiltInStorage | ProfileStorage
+  capture: CaptureMode
   directory: string
   redis: { client: RedisCommands, prefix?: string, commandTimeoutMs: number } | undefined
   maxProfiles: number
@@ -114,6 +125,8 @@ const schema = {
   properties: {
     // a built-in storage's name, or an object: what it must have is checked by storageProblems()
     storage: { type: ['string', 'object'], if: { type: 'string' }, then: { enum: ['memory', 'file', 'redis'] } },
+    // checked by captureMode(), which names the forms it takes
+    capture: {},
     directory: { type: 'string', minLength: 1 },
     redis: REDIS_CLIENT_OPTIONS_SCHEMA,
     maxProfiles: { type: 'integer', minimum: 1, maximum: 1_000_000 },
@@ -207,6 +220,8 @@ export function resolveProfilerOptions (given: boolean | ProfilerOptions | Recor
   if (notHosts.length > 0) {
     problems.push(`option "profiler.allowedHosts": not a host name (no scheme, port or path; an IPv6 address in brackets): ${notHosts.map((host) => JSON.stringify(host)).join(', ')}`)
   }
+  const capture = captureMode(o.capture)
+  if (typeof capture === 'string') problems.push(capture)
   if (typeof o.storage === 'object') problems.push(...storageProblems(o.storage as unknown as Record<string, unknown>, o as Record<string, unknown>))
   if (o.storage === 'redis' && typeof o.redis?.client?.call !== 'function') {
     problems.push('option "profiler.redis.client" must be a Redis client (ioredis) when "profiler.storage" is "redis"')
@@ -214,6 +229,7 @@ export function resolveProfilerOptions (given: boolean | ProfilerOptions | Recor
   if (problems.length > 0) fail(problems)
   return {
     storage: o.storage ?? 'memory',
+    capture: capture as CaptureMode,
     directory: o.directory ?? 'var/profiler',
     redis: o.redis === undefined ? undefined : { client: o.redis.client, ...(o.redis.prefix === undefined ? {} : { prefix: o.redis.prefix }), commandTimeoutMs: o.redis.commandTimeout ?? 500 },
     maxProfiles: o.maxProfiles ?? DEFAULT_MAX_PROFILES,

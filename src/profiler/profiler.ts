@@ -20,6 +20,7 @@ import { recordingOf } from './recording.js'
 import type { Recording } from './recording.js'
 import { keepsRecordings } from './storage/storage.js'
 import { checkedUnit } from './unit.js'
+import { CapturePolicy } from './capture.js'
 import type { UnitOfWork } from './unit.js'
 import type { KernelProfiler, ProfiledResponse } from './kernel-profiler.js'
 
@@ -44,6 +45,8 @@ export class Profiler implements KernelProfiler {
   readonly admission: ProfilerAdmission
   readonly logCapture = new LogCapture()
   readonly requests: RequestRecording
+  /** which units are recorded (the `capture` option) */
+  readonly capture: CapturePolicy
   /** the panels of the kernel's collectors (each profile's menu, badges and toolbar items) */
   panels: Panels | undefined
   private readonly saves: ProfileSaves
@@ -65,7 +68,8 @@ export class Profiler implements KernelProfiler {
     if (keepsRecordings(storage)) storage.useBuilder({ profile: build, summary: (recording) => summaryOf(kernel, recording) })
     this.saves = new ProfileSaves(storage, options, build, log)
     this.recorder = new Recorder(this.saves, options.maxSpans, (ended, recording) => kernel.collectLive(ended, failed(recording)), log)
-    this.requests = new RequestRecording(this.recorder, this.admission, this.logCapture, kernel)
+    this.capture = new CapturePolicy(options.capture)
+    this.requests = new RequestRecording(this.recorder, this.admission, this.logCapture, kernel, this.capture)
   }
 
   /** the one redaction policy, the kernel's (made from these options' `redactNames` and `redactPattern`) */
@@ -98,8 +102,9 @@ export class Profiler implements KernelProfiler {
     const { kind, name, parent } = checkedUnit(unit)
     const context = new KernelContext()
     context.parent = currentKernelContext()
+    // not recorded (the capture mode, or the save budget is spent): the work is done all the same
+    if (!this.capture.records(() => false, recordingOf(context.parent) !== undefined)) return await fn()
     const recording = this.recorder.begin(context, { kind, name, parent }, newCapture(context.startedAt))
-    // not profiled (the save budget is spent): the work is done all the same
     if (recording === undefined) return await fn()
     try {
       return await runInRequest(context, fn)
@@ -108,7 +113,8 @@ export class Profiler implements KernelProfiler {
       context.exception = error
       throw error
     } finally {
-      this.recorder.end(recording, { kind, name, context, aborted: false })
+      if (this.capture.keeps(recording.failed, context.elapsed(), false)) this.recorder.end(recording, { kind, name, context, aborted: false })
+      else this.recorder.discard(recording)
     }
   }
 

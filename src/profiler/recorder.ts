@@ -118,6 +118,26 @@ export class Recorder {
     }, () => undefined)
   }
 
+  /**
+   * Ends a recording its capture mode does not keep (a request neither slow nor failed): what
+   * attached to it ends as for any other (a CPU profile is stopped), nothing is kept, and its
+   * unit's context forgets it (no token header, no toolbar, nothing attributed to it any more).
+   */
+  discard (recording: Recording): void {
+    recording.spans.closed = true
+    recording.context.delete('profiler')
+    for (const extension of this.extensions) {
+      if (extension.end === undefined) continue
+      try {
+        const done = extension.end(recording, recording.context)
+        if (done !== undefined) done.catch((error: unknown) => { this.failedToEnd(extension, error) })
+      } catch (error) {
+        this.failedToEnd(extension, error)
+      }
+    }
+    this.saves.discarded(recording)
+  }
+
   private failedToEnd (extension: RecordingExtension, error: unknown): void {
     this.log.warn({ err: error, extension: extension.name }, 'fastify-kernel: a recording extension failed to end')
   }

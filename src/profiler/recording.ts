@@ -24,6 +24,8 @@ export class Recording {
   aborted = false
   /** the unit's function threw (`record()`): its error is the context's exception */
   failed = false
+  /** the unit asked to be recorded (kept whatever the capture mode) */
+  asked = false
   heapUsedEnd = 0
   /** its exception's stack, read as it ended (formatted: it keeps no frame alive) */
   stack: string | undefined

@@ -15,6 +15,8 @@ import type { LogCapture } from './log-capture.js'
 import type { Recorder } from './recorder.js'
 import { profileLink, recordingOf } from './recording.js'
 import { REQUEST_KIND } from './unit.js'
+import { asksForProfile } from './capture.js'
+import type { CapturePolicy } from './capture.js'
 import { missTrace } from './collectors/routing.js'
 import { payloadSize } from './collectors/request.js'
 
@@ -49,12 +51,18 @@ export type ProfilerRouteMark = true | 'profiled'
  * it in kernel.terminate; the debug error page links the profile.
  */
 export class RequestRecording {
+  /** the capture mode decides at the response (slow, errors) */
+  private readonly decidesAtResponse: boolean
+
   constructor (
     private readonly recorder: Recorder,
     private readonly admission: ProfilerAdmission,
     private readonly logCapture: LogCapture,
-    private readonly kernel: Kernel
-  ) {}
+    private readonly kernel: Kernel,
+    private readonly capture: CapturePolicy
+  ) {
+    this.decidesAtResponse = capture.mode.mode === 'slow' || capture.mode.mode === 'errors'
+  }
 
   /**
    * First kernel.request listener: begins the recording (its token, so the error page can link
@@ -69,13 +77,22 @@ export class RequestRecording {
       if (!this.admission.admits(request)) context.forcedMiss = true
       else if (mark !== 'profiled') return
     }
-    this.recorder.begin(context, { kind: REQUEST_KIND, request, reply }, this.logCapture.take(request.log))
+    let asked: boolean | undefined
+    const asks = (): boolean => (asked ??= asksForProfile(request) && this.admission.admits(request))
+    if (!this.capture.records(asks, recordingOf(context.parent) !== undefined)) return
+    const recording = this.recorder.begin(context, { kind: REQUEST_KIND, request, reply }, this.logCapture.take(request.log))
+    if (recording !== undefined && this.decidesAtResponse) recording.asked = asks()
   }
 
   /** kernel.response (-100): the token headers, the size and time to first byte. */
   readonly respond = (event: ResponseEvent): void => {
     const recording = recordingOf(event.context)
     if (recording === undefined) return
+    // slow and errors modes: kept when the response turns out late or failed, otherwise never linked
+    if (this.decidesAtResponse && !this.capture.keeps(event.reply.statusCode >= 400, event.context.elapsed(), recording.asked)) {
+      this.recorder.discard(recording)
+      return
+    }
     event.reply.header('X-Debug-Token', recording.token)
     event.reply.header('X-Debug-Token-Link', profileLink(event.context, recording.token))
     recording.size = payloadSize(event.payload)

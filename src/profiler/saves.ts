@@ -125,6 +125,11 @@ export class ProfileSaves {
     if (this.endedNow.push(recording) === 1) setImmediate(this.saveEnded)
   }
 
+  /** A recording its capture mode does not keep: its token is given back, nothing is stored (nor counted as dropped). */
+  discarded (recording: Recording): void {
+    this.release(recording.token)
+  }
+
   /** Resolves when every save scheduled so far has finished (tests, shutdown). */
   async settled (): Promise<void> {
     while (this.pendingSaves > 0 || this.scheduled > 0) await new Promise((resolve) => setTimeout(resolve, 2))
