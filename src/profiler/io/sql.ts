@@ -85,7 +85,8 @@ function tokenize (sql: string, mysql: boolean): Token[] {
       if ((sql[i] === '+' || sql[i] === '-') && /[eE]/.test(sql[i - 1]!)) { i++; while (i < n && DIGIT.test(sql[i]!)) i++ }
       type = 'number'
     } else if (c === '?') {
-      i++; type = 'placeholder'
+      // SQLite's `?NNN`
+      i++; while (i < n && DIGIT.test(sql[i]!)) i++; type = 'placeholder'
     } else if (c === '$' && DIGIT.test(sql[i + 1] ?? '')) {
       i++; while (i < n && DIGIT.test(sql[i]!)) i++; type = 'placeholder'
     } else if ((c === ':' || c === '@' || c === '$') && WORD_START.test(sql[i + 1] ?? '') && sql[i - 1] !== ':') {
@@ -103,6 +104,29 @@ function tokenize (sql: string, mysql: boolean): Token[] {
   return tokens
 }
 
+function isMysql (system: string): boolean {
+  return system === 'mysql' || system === 'mariadb'
+}
+
+/** The words that make a statement something else than a read, wherever they stand in it. */
+const WRITES = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE', 'UPSERT', 'INTO', 'CREATE', 'DROP', 'ALTER', 'TRUNCATE', 'GRANT', 'REVOKE', 'COPY'])
+
+/**
+ * Whether a statement is a plain read that EXPLAIN may be asked of: one statement (nothing after
+ * a `;` but comments), starting with SELECT or WITH, and none of the words of a write anywhere
+ * outside its strings and quoted names (so neither a data-modifying CTE, `SELECT … INTO`, nor a
+ * locking read `FOR UPDATE`). Deliberately strict: a read it refuses is only not explained.
+ */
+export function isPlainRead (sql: string, system = 'mysql'): boolean {
+  const tokens = tokenize(sql, isMysql(system))
+  const words = tokens.filter((token) => token.type === 'word').map((token) => sql.slice(token.start, token.end).toUpperCase())
+  const first = words[0]
+  if (first !== 'SELECT' && first !== 'WITH') return false
+  const separator = tokens.findIndex((token) => token.type === 'other' && sql[token.start] === ';')
+  if (separator !== -1 && separator !== tokens.length - 1) return false
+  return !words.some((word) => WRITES.has(word))
+}
+
 function columnName (sql: string, token: Token | undefined): string | undefined {
   if (token === undefined || (token.type !== 'word' && token.type !== 'ident')) return undefined
   let text = sql.slice(token.start, token.end)
@@ -116,8 +140,7 @@ function columnName (sql: string, token: Token | undefined): string | undefined 
  * `INSERT … (a, b) VALUES (v, v)`, `IDENTIFIED BY v`), and its shape.
  */
 export function analyzeSql (sql: string, system = 'mysql'): SqlAnalysis {
-  const mysql = system === 'mysql' || system === 'mariadb'
-  const tokens = tokenize(sql, mysql)
+  const tokens = tokenize(sql, isMysql(system))
   const word = (token: Token | undefined): string => token !== undefined && token.type === 'word' ? sql.slice(token.start, token.end).toUpperCase() : ''
   const slots: SqlSlot[] = []
   let questionMarks = 0
@@ -170,7 +193,7 @@ export function analyzeSql (sql: string, system = 'mysql'): SqlAnalysis {
     if (token.type === 'placeholder') {
       const text = sql.slice(token.start, token.end)
       if (text === '?') slot.index = questionMarks++
-      else if (text[0] === '$' && DIGIT.test(text[1]!)) slot.index = Number(text.slice(1)) - 1
+      else if ((text[0] === '$' || text[0] === '?') && DIGIT.test(text[1]!)) slot.index = Number(text.slice(1)) - 1
       else slot.name = text.slice(1)
     }
     if (slot.column === undefined) delete slot.column
