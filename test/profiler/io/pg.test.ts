@@ -14,16 +14,15 @@ import { profiled } from '../helpers.js'
 import { TestPostgres } from '../../postgres/server.js'
 
 const ORIGINAL = { query: pg.Client.prototype.query, connect: Object.getPrototypeOf(pg.Pool.prototype).connect as unknown }
-// teardowns run in their order: the pool ends before the server stops
-let pool: pg.Pool | undefined
-t.teardown(() => pool?.end())
 const postgres = await TestPostgres.start(t)
 // made before the kernel exists, as an app's module-level pool is
-pool = new pg.Pool({ connectionString: postgres.url, max: 2 })
-// the server may stop first: its idle connections' end is no failure
+const pool = new pg.Pool({ connectionString: postgres.url, max: 2 })
+// teardowns run last first: the pool ends before the server stops
+t.teardown(() => pool.end())
+// an idle connection ended by the server's stop is no failure of the test
 pool.on('error', () => {})
-await pool!.query('CREATE TABLE books (id int PRIMARY KEY, title text, api_key text)')
-await pool!.query('INSERT INTO books VALUES (1, \'Dune\', \'k-1\'), (2, \'Emma\', \'k-2\'), (3, \'Ulysses\', \'k-3\')')
+await pool.query('CREATE TABLE books (id int PRIMARY KEY, title text, api_key text)')
+await pool.query('INSERT INTO books VALUES (1, \'Dune\', \'k-1\'), (2, \'Emma\', \'k-2\'), (3, \'Ulysses\', \'k-3\')')
 
 t.test('every way of making a statement through pg is recorded, with its values, rows, database and failure', async (t) => {
   const app = await createKernelApp({ kernel: { debug: true } })
