@@ -154,6 +154,20 @@ function secretSlots (analysis: SqlAnalysis, redactor: Redactor): { indexes: Set
   return { indexes, names, test }
 }
 
+/** The values of the secret placeholders, to be masked wherever they may show (an EXPLAIN plan). */
+function secretValues (values: unknown, analysis: SqlAnalysis, redactor: Redactor): unknown[] {
+  if (values === undefined || values === null || typeof values !== 'object') return []
+  const { test } = secretSlots(analysis, redactor)
+  const out: unknown[] = []
+  for (const slot of analysis.slots) {
+    if (slot.literal || !test(slot)) continue
+    if (Array.isArray(values) && slot.index !== undefined) out.push(values[slot.index])
+    else if (!Array.isArray(values)) out.push((values as Record<string, unknown>)[slot.name ?? String((slot.index ?? -1) + 1)])
+  }
+  if (!Array.isArray(values)) for (const [name, value] of Object.entries(values)) if (redactor.isSecret(name)) out.push(value)
+  return out
+}
+
 /** Secret by the name it is given (`:password`) or by the column it goes to (`password = ?`). */
 function maskedParams (values: unknown, analysis: SqlAnalysis, redactor: Redactor): unknown[] | Record<string, unknown> | undefined {
   if (values === undefined || values === null) return undefined
@@ -213,7 +227,7 @@ export function formatDbSpan (span: Span, redactor: Redactor): void {
     if (runnable !== undefined) data.runnable = maskedStatement(runnable, analyzeSql(runnable, call.system), redactor)
   }
   if (typeof context.prepared === 'string') data.prepared = truncate(context.prepared, MAX_NAME)
-  const id = explainable(context.query, context.driverValues ?? context.values, call.system, call.via)
+  const id = call.via === undefined ? undefined : explainable(context.query, context.driverValues ?? context.values, call.system, call.via, secretValues(context.values, analysis, redactor))
   if (id !== undefined) data.explain = id
   const rows = rowsOf(context)
   if (rows !== undefined) data.rows = rows

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache'
 import { randomString } from '../../random-pool.js'
+import { REDACTED } from '../../http/redact.js'
 import { HttpException } from '../../errors/exceptions.js'
 import { analyzeSql, isPlainRead } from './sql.js'
 
@@ -26,17 +27,26 @@ interface Explainable {
   statement: string
   values: unknown
   system: string
+  /** the secret values among them: a plan may quote them (`Filter: (api_key = '…')`), and shows them masked */
+  secrets: string[]
 }
 
 /** The statements most recently recorded that could be explained: bounded, the oldest forgotten. */
 const explainables = new LRUCache<string, Explainable>({ max: 2000 })
 
 /** Notes a statement as explainable (a plain read through a known pool); the id its profile carries, or undefined. */
-export function explainable (statement: string, values: unknown, system: string, via: ExplainVia | undefined): string | undefined {
+export function explainable (statement: string, values: unknown, system: string, via: ExplainVia | undefined, secrets: readonly unknown[] = []): string | undefined {
   if (via === undefined || !isPlainRead(statement, system)) return undefined
   const id = randomString(12, 'base64url')
-  explainables.set(id, { kind: via.kind, ref: new WeakRef(via.handle), statement, values, system })
+  const texts = secrets.filter((value) => value !== null && value !== undefined).map(String).filter((text) => text !== '')
+  explainables.set(id, { kind: via.kind, ref: new WeakRef(via.handle), statement, values, system, secrets: texts })
   return id
+}
+
+function masked (explanation: Explanation, secrets: readonly string[]): Explanation {
+  if (secrets.length === 0) return explanation
+  const mask = (text: string): string => secrets.reduce((out, secret) => out.replaceAll(secret, REDACTED), text)
+  return { columns: explanation.columns, rows: explanation.rows.map((row) => row.map(mask)) }
 }
 
 export interface Explanation {
@@ -169,5 +179,10 @@ export async function explain (id: string): Promise<Explanation & { statement: s
   else if (entry.kind === 'pg-client') explanation = await viaPgClient(handle as PgClientLike, statement, values)
   else if (entry.kind === 'mysql2-pool') explanation = await viaMysqlPool(handle as MysqlPool, statement, values)
   else explanation = viaSqlite(handle as SqliteDatabase, statement, values)
-  return { ...explanation, statement, system }
+  return { ...masked(explanation, entry.secrets), statement, system }
+}
+
+/** Forgets every statement noted: what a process that did not record them knows (tests). */
+export function forgetExplainables (): void {
+  explainables.clear()
 }
