@@ -3,7 +3,7 @@
 // on the document.
 'use strict'
 document.addEventListener('click', function (event) {
-  const button = event.target instanceof Element ? event.target.closest('button[data-copy]') : null
+  const button = event.target && typeof event.target.closest === 'function' ? event.target.closest('button[data-copy]') : null
   if (button === null) return
   const text = button.getAttribute('data-copy') || ''
   const told = function (label) {

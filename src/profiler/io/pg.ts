@@ -90,7 +90,7 @@ function watchSubmittable (query: QueryLike, finish: (error: unknown, result?: u
   const failed = query.handleError
   if (typeof ready !== 'function' || typeof failed !== 'function') return
   query.handleError = function (this: QueryLike, ...args: unknown[]) {
-    finish(args[0] ?? new Error('query failed'))
+    finish(args[0] ?? 'the query failed')
     return failed.apply(this, args)
   }
   query.handleReadyForQuery = function (this: QueryLike, ...args: unknown[]) {
