@@ -23,14 +23,13 @@ import { TestPostgres } from '../../postgres/server.js'
 import type { DbStatementRecord } from '../../../src/profiler/collectors/db.js'
 
 const postgres = await TestPostgres.start(t)
-const closers: Array<() => Promise<unknown>> = []
-// teardowns run last first: the libraries' pools end before the server stops
-t.teardown(async () => { for (const close of closers.reverse()) await close() })
 const setup = new pg.Client({ connectionString: postgres.url })
 await setup.connect()
 await setup.query('CREATE TABLE authors (id int PRIMARY KEY, name text NOT NULL, api_key text)')
 await setup.query('INSERT INTO authors VALUES (1, \'Le Guin\', \'key-1\'), (2, \'Calvino\', \'key-2\')')
 await setup.end()
+
+// each library's pool is closed by its own test's teardown, before the server stops
 
 /** An app with the kernel in debug and one route; the statements of one request to it. */
 async function statementsOf (t: Test, route: () => Promise<unknown>): Promise<{ body: unknown, statements: DbStatementRecord[], json: string }> {
@@ -48,7 +47,7 @@ function check (t: Test, statements: DbStatementRecord[], json: string): void {
 
 t.test('Drizzle (node-postgres)', async (t) => {
   const pool = new pg.Pool({ connectionString: postgres.url })
-  closers.push(() => pool.end())
+  t.teardown(() => pool.end())
   const authors = pgTable('authors', { id: integer('id').primaryKey(), name: text('name').notNull(), apiKey: text('api_key') })
   const db = drizzle(pool)
   const { body, statements, json } = await statementsOf(t, async () => {
@@ -65,7 +64,7 @@ t.test('Drizzle (node-postgres)', async (t) => {
 
 t.test('Kysely (PostgresDialect, a checked-out client)', async (t) => {
   const db = new Kysely<{ authors: { id: number, name: string, api_key: string | null } }>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: postgres.url }) }) })
-  closers.push(() => db.destroy())
+  t.teardown(() => db.destroy())
   const { body, statements, json } = await statementsOf(t, async () => {
     await db.insertInto('authors').values({ id: 11, name: 'Woolf', api_key: 's3cret-k' }).execute()
     return await db.selectFrom('authors').select('name').where('id', '=', 2).execute()
@@ -80,7 +79,7 @@ t.test('Kysely (PostgresDialect, a checked-out client)', async (t) => {
 
 t.test('Knex (its own pool of pg clients)', async (t) => {
   const db = knex({ client: 'pg', connection: postgres.url })
-  closers.push(() => db.destroy())
+  t.teardown(() => db.destroy())
   const { body, statements, json } = await statementsOf(t, async () => {
     await db('authors').insert({ id: 12, name: 'Morrison', api_key: 's3cret-x' })
     return await db('authors').select('name').where({ id: 1 })
@@ -103,7 +102,7 @@ t.test('TypeORM (postgres driver)', async (t) => {
   })
   const source = new DataSource({ type: 'postgres', url: postgres.url, entities: [Author], logging: false })
   await source.initialize()
-  closers.push(() => source.destroy())
+  t.teardown(() => source.destroy())
   const { body, statements, json } = await statementsOf(t, async () => {
     await source.getRepository(Author).insert({ id: 13, name: 'Achebe', apiKey: 's3cret-t' })
     const found = await source.getRepository(Author).findOneBy({ id: 2 })
@@ -119,7 +118,7 @@ t.test('TypeORM (postgres driver)', async (t) => {
 
 t.test('Sequelize (v6, pg)', async (t) => {
   const sequelize = new Sequelize(postgres.url, { logging: false })
-  closers.push(() => sequelize.close())
+  t.teardown(() => sequelize.close())
   const Author = sequelize.define('Author', { id: { type: DataTypes.INTEGER, primaryKey: true }, name: DataTypes.TEXT, apiKey: { type: DataTypes.TEXT, field: 'api_key' } }, { tableName: 'authors', timestamps: false })
   const { body, statements, json } = await statementsOf(t, async () => {
     await Author.create({ id: 14, name: 'Lispector', apiKey: 's3cret-s' })
