@@ -140,7 +140,7 @@ function cut (value: unknown, redactor: Redactor): unknown {
   return typeof safe === 'string' ? truncate(safe, MAX_PARAM) : safe
 }
 
-/** Which placeholders are secret: by the column they go to (`password = ?`) or the name they are given (`:api_key`). */
+/** Which values are secret: a placeholder by the column it goes to (`password = ?`) or the name it is given (`:api_key`), a literal by its column. */
 function secretSlots (analysis: SqlAnalysis, redactor: Redactor): { indexes: Set<number>, names: Set<string>, test: (slot: SqlSlot) => boolean } {
   const indexes = new Set<number>()
   const names = new Set<string>()
@@ -149,8 +149,9 @@ function secretSlots (analysis: SqlAnalysis, redactor: Redactor): { indexes: Set
     if (slot.index !== undefined) indexes.add(slot.index)
     if (slot.name !== undefined) names.add(slot.name)
   }
-  const test = (slot: SqlSlot): boolean => (slot.index !== undefined && indexes.has(slot.index)) ||
-    (slot.name !== undefined && (names.has(slot.name) || redactor.isSecret(slot.name)))
+  const test = (slot: SqlSlot): boolean => slot.literal
+    ? slot.column !== undefined && redactor.isSecret(slot.column)
+    : (slot.index !== undefined && indexes.has(slot.index)) || (slot.name !== undefined && (names.has(slot.name) || redactor.isSecret(slot.name)))
   return { indexes, names, test }
 }
 
@@ -224,10 +225,10 @@ export function formatDbSpan (span: Span, redactor: Redactor): void {
   if (params !== undefined) {
     data.params = params
     const runnable = runnableSql(context.query, analysis, call.system, context.values, secretSlots(analysis, redactor).test)
-    if (runnable !== undefined) data.runnable = maskedStatement(runnable, analyzeSql(runnable, call.system), redactor)
+    if (runnable !== undefined) data.runnable = runnable
   }
   if (typeof context.prepared === 'string') data.prepared = truncate(context.prepared, MAX_NAME)
-  const id = call.via === undefined ? undefined : explainable(context.query, context.driverValues ?? context.values, call.system, call.via, secretValues(context.values, analysis, redactor))
+  const id = call.via === undefined || !analysis.plainRead ? undefined : explainable(context.query, context.driverValues ?? context.values, call.system, call.via, secretValues(context.values, analysis, redactor))
   if (id !== undefined) data.explain = id
   const rows = rowsOf(context)
   if (rows !== undefined) data.rows = rows

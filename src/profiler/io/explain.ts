@@ -34,12 +34,26 @@ interface Explainable {
 /** The statements most recently recorded that could be explained: bounded, the oldest forgotten. */
 const explainables = new LRUCache<string, Explainable>({ max: 2000 })
 
-/** Notes a statement as explainable (a plain read through a known pool); the id its profile carries, or undefined. */
-export function explainable (statement: string, values: unknown, system: string, via: ExplainVia | undefined, secrets: readonly unknown[] = []): string | undefined {
-  if (via === undefined || !isPlainRead(statement, system)) return undefined
+/** One weak reference per pool or connection, whatever the number of its statements noted. */
+const references = new WeakMap<object, WeakRef<object>>()
+
+function referenceTo (handle: object): WeakRef<object> {
+  let reference = references.get(handle)
+  if (reference === undefined) {
+    reference = new WeakRef(handle)
+    references.set(handle, reference)
+  }
+  return reference
+}
+
+/**
+ * Notes a plain read (its caller knows it is one: SqlAnalysis's `plainRead`) made through a
+ * known pool as explainable; the id its profile carries.
+ */
+export function explainable (statement: string, values: unknown, system: string, via: ExplainVia, secrets: readonly unknown[] = []): string {
   const id = randomString(12, 'base64url')
   const texts = secrets.filter((value) => value !== null && value !== undefined).map(String).filter((text) => text !== '')
-  explainables.set(id, { kind: via.kind, ref: new WeakRef(via.handle), statement, values, system, secrets: texts })
+  explainables.set(id, { kind: via.kind, ref: referenceTo(via.handle), statement, values, system, secrets: texts })
   return id
 }
 

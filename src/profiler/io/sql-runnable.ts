@@ -83,7 +83,8 @@ function valueOf (slot: SqlSlot, values: unknown): [boolean, unknown] {
 
 /**
  * `sql` with every placeholder of its dialect replaced by its value's literal (a secret one as
- * `'******'`); undefined when it has none to replace, or would be longer than MAX_RUNNABLE.
+ * `'******'`, as a secret literal already there: `secret` tells both); undefined when it has no
+ * placeholder to replace, or would be longer than MAX_RUNNABLE.
  */
 export function runnableSql (sql: string, analysis: SqlAnalysis, system: string, values: unknown, secret: (slot: SqlSlot) => boolean): string | undefined {
   if (values === undefined || values === null) return undefined
@@ -92,7 +93,14 @@ export function runnableSql (sql: string, analysis: SqlAnalysis, system: string,
   let at = 0
   let replaced = 0
   for (const slot of analysis.slots) {
-    if (slot.literal) continue
+    if (slot.literal) {
+      // a literal the statement carries for a secret column (`password = 'x'`): masked, as in the statement shown
+      if (secret(slot)) {
+        out += `${sql.slice(at, slot.start)}'${REDACTED}'`
+        at = slot.end
+      }
+      continue
+    }
     if (placeholder !== undefined && !placeholder.test(sql.slice(slot.start, slot.end))) continue
     const [found, value] = valueOf(slot, values)
     if (!found) continue

@@ -32,6 +32,8 @@ export interface SqlAnalysis {
   slots: SqlSlot[]
   /** the statement with its literal values replaced by `?`, lists of values collapsed, spaces normalised */
   shape: string
+  /** a plain read that EXPLAIN may be asked of (see isPlainRead) */
+  plainRead: boolean
 }
 
 const WORD_START = /[A-Za-z_\u0080-\uffff]/
@@ -118,7 +120,10 @@ const WRITES = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE', 'UPSERT', 'INTO',
  * locking read `FOR UPDATE`). Deliberately strict: a read it refuses is only not explained.
  */
 export function isPlainRead (sql: string, system = 'mysql'): boolean {
-  const tokens = tokenize(sql, isMysql(system))
+  return plainRead(sql, tokenize(sql, isMysql(system)))
+}
+
+function plainRead (sql: string, tokens: readonly Token[]): boolean {
   const words = tokens.filter((token) => token.type === 'word').map((token) => sql.slice(token.start, token.end).toUpperCase())
   const first = words[0]
   if (first !== 'SELECT' && first !== 'WITH') return false
@@ -199,7 +204,7 @@ export function analyzeSql (sql: string, system = 'mysql'): SqlAnalysis {
     if (slot.column === undefined) delete slot.column
     slots.push(slot)
   }
-  return { slots, shape: shapeOf(sql, tokens) }
+  return { slots, shape: shapeOf(sql, tokens), plainRead: plainRead(sql, tokens) }
 }
 
 const LIST_OF_VALUES = /\(\s*\?(?:\s*,\s*\?)+\s*\)/g
