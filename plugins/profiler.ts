@@ -140,9 +140,13 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   }
 
   async function page (reply: FastifyReply, model: PageModel): Promise<FastifyReply> {
-    // the pages' script runs under the app's policy too: with the response's nonce
+    // the pages' script and stylesheet run under the app's policy too: with the response's nonces
     const context = reply.request.kernel
-    if (context !== undefined) model.scriptNonce = responseNonces(context, reply).script
+    if (context !== undefined) {
+      const nonces = responseNonces(context, reply)
+      model.scriptNonce = nonces.script
+      model.styleNonce = nonces.style
+    }
     const html = await render('profiler/layout.hbs', model)
     return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(html)
   }
