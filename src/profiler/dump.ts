@@ -2,6 +2,7 @@ import { inspect } from 'node:util'
 import { currentKernelContext } from '../kernel/async-context.js'
 import { spansOf } from './spans.js'
 import { ProcessShare } from './process-share.js'
+import { CapturedStack } from './origin.js'
 
 /** A `dump()` as recorded: its text made at the call, its caller's stack line mapped later. */
 export interface RecordedDump {
@@ -9,8 +10,8 @@ export interface RecordedDump {
   text: string
   /** milliseconds from the start of the request */
   at: number
-  /** the caller's line of the stack (`at fn (file:line:column)`), mapped to its source when collected */
-  frame?: string
+  /** the caller's stack (a few frames), resolved to the app's frame, mapped to its source, when collected */
+  stack?: CapturedStack
 }
 
 export interface RecordedDumps {
@@ -40,13 +41,8 @@ export function listenToDumps (): () => void {
   return listening.retain()
 }
 
-function frameOfCaller (): string | undefined {
-  const holder: { stack?: string } = {}
-  // from the frame that called dump(), not dump's own
-  Error.captureStackTrace(holder, dump)
-  const lines = holder.stack?.split('\n') ?? []
-  return lines.find((line) => line.trimStart().startsWith('at '))
-}
+/** Frames kept below dump(): its caller, or a helper of the app's and its caller. */
+const DUMP_FRAMES = 8
 
 /**
  * Shows `value` in the profiler's dump panel of the request the calling code runs for
@@ -76,8 +72,8 @@ export function dump<T> (value: T, label?: string): T {
   }
   const recorded: RecordedDump = { text: text.length > MAX_DUMP_TEXT ? `${text.slice(0, MAX_DUMP_TEXT)}… (${text.length - MAX_DUMP_TEXT} more characters)` : text, at: context.elapsed() }
   if (label !== undefined) recorded.label = String(label)
-  const frame = frameOfCaller()
-  if (frame !== undefined) recorded.frame = frame
+  // from the frame that called dump(), not dump's own
+  recorded.stack = new CapturedStack(dump, DUMP_FRAMES)
   dumps.dumps.push(recorded)
   return value
 }

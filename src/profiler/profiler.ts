@@ -23,6 +23,7 @@ import { nearMisses } from '../routing/trace.js'
 import { ThrottledWarning } from '../log/throttled-warning.js'
 import { Recording, profileLink, recordingOf } from './recording.js'
 import { SpanList } from './spans.js'
+import { OriginResolver } from './origin.js'
 import { errorCodes } from '../errors/codes.js'
 
 /** What the profiler's routes carry under `kProfilerRoute` (`RouteMarks`). */
@@ -102,6 +103,8 @@ export class Profiler {
   /** the panels of the kernel's collectors (each profile's menu, badges and toolbar items) */
   panels: Panels | undefined
   private hostWarned = false
+  /** where spans and dumps were started in the app's code, resolved when profiles are built */
+  readonly origins: OriginResolver
 
   constructor (
     readonly options: ResolvedProfilerOptions,
@@ -114,6 +117,7 @@ export class Profiler {
     this.localHosts = new LocalHosts(options.allowedHosts)
     this.saveFailure = new ThrottledWarning(log, 'fastify-kernel: a profile could not be saved (at most one such warning per 10 s; every failure is counted in dropped)')
     this.collectFailure = new ThrottledWarning(log, 'fastify-kernel: a collector failed; its panel is left out of the profile (at most one such warning per 10 s)')
+    this.origins = new OriginResolver(kernel.sources)
   }
 
   /** the one redaction policy, the kernel's (made from these options' `redactNames` and `redactPattern`) */
@@ -152,7 +156,7 @@ export class Profiler {
     // a request that never terminates (a hijacked reply) must not grow this set without bound
     if (this.unsaved.size >= 10_000) this.unsaved.clear()
     this.unsaved.add(token)
-    const recording = new Recording(token, this.logCapture.take(request.log), heapUsed(), new SpanList(this.options.maxSpans, context.startedAt))
+    const recording = new Recording(token, this.logCapture.take(request.log), heapUsed(), new SpanList(this.options.maxSpans, context.startedAt, this.options.origins ? this.origins : undefined))
     context.set('profiler', recording)
     for (const started of this.recordingStarted) started(event, recording)
   }

@@ -1,8 +1,10 @@
 import { currentKernelContext, kernelTrafficOf } from '../../kernel/async-context.js'
 import type { KernelTraffic } from '../../kernel/async-context.js'
 import { spansOf } from '../spans.js'
+import { OriginCapture } from '../origin.js'
 import type { OpenSpan } from '../spans.js'
 import type { ChannelSubscription } from './channels.js'
+import { callerOf } from './caller.js'
 
 /** Where a tracing channel's handlers keep the span of a call, on the call's own context object. */
 const kSpan = Symbol('fastify-kernel.span')
@@ -21,27 +23,33 @@ export interface TracedContext {
  * closes it, whichever way the library traces it (a promise, a callback, or synchronously).
  */
 export function tracedCalls<C extends object> (tracing: string, kind: string, raw: (context: C, traffic: KernelTraffic | undefined) => object | undefined): ChannelSubscription {
-  return {
-    tracing,
-    handlers: {
-      start (context: C & TracedContext) {
-        const request = currentKernelContext()
-        const spans = spansOf(request)
-        if (spans === undefined) return
-        const data = raw(context, kernelTrafficOf(request!))
-        if (data !== undefined) context[kSpan] = spans.start(kind, kind, data as Record<string, unknown>)
-      },
-      // traceSync: the call is over when `end` is published (its result set); a promise or a
-      // callback is not, then
-      end (context: C & TracedContext) {
-        if ('result' in context) context[kSpan]?.end()
-      },
-      asyncStart (context: C & TracedContext) {
-        context[kSpan]?.end()
-      },
-      error (context: C & TracedContext) {
-        context[kSpan]?.fail(context.error)
-      }
+  // the stack is taken below the handler's guard, diagnostics_channel's caller
+  let site: OriginCapture | undefined
+  const handlers = {
+    start (context: C & TracedContext, subscriber: Function) {
+      const request = currentKernelContext()
+      const spans = spansOf(request)
+      if (spans === undefined) return
+      const traffic = kernelTrafficOf(request!)
+      const data = raw(context, traffic)
+      if (data === undefined) return
+      // the kernel's own calls come from no line of the app's; a pooled call may have started on a later tick
+      const caller = callerOf(request)
+      // subscribed anew when a profiler starts after the last one closed: a new guard
+      if (site?.skip !== subscriber) site = new OriginCapture(subscriber)
+      context[kSpan] = spans.start(kind, kind, data as Record<string, unknown>, undefined, traffic !== undefined ? null : site, caller)
+    },
+    // traceSync: the call is over when `end` is published (its result set); a promise or a
+    // callback is not, then
+    end (context: C & TracedContext) {
+      if ('result' in context) context[kSpan]?.end()
+    },
+    asyncStart (context: C & TracedContext) {
+      context[kSpan]?.end()
+    },
+    error (context: C & TracedContext) {
+      context[kSpan]?.fail(context.error)
     }
   }
+  return { tracing, handlers }
 }
