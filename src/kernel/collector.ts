@@ -43,6 +43,18 @@ export interface ProfileSummary {
   time: number
   /** milliseconds from the start of the request to kernel.terminate */
   duration: number
+  /** the app's SQL statements (the Database panel's count); absent in profiles stored before it was kept */
+  statements?: number
+  /** the panels that flagged a likely N+1 (`db`, `cache`, `http_client`); absent when none did */
+  nPlusOne?: string[]
+}
+
+/** What a collector adds to its profile's summary, for the search page (`Collector.figures`). */
+export interface ProfileFigures {
+  /** SQL statements the app ran */
+  statements?: number
+  /** the collector flagged a likely N+1 */
+  nPlusOne?: boolean
 }
 
 /**
@@ -87,6 +99,11 @@ export interface Collector<D = unknown> {
   collect (finished: FinishedRequest): D | undefined
   /** true when the profile should open on this panel (the exception panel, when one was thrown) */
   preferred?(data: D): boolean
+  /**
+   * figures of the profile's summary, which the search page filters on: run once, when the
+   * profile is built, on what `collect` returned
+   */
+  figures?(data: D): ProfileFigures
   /** the panel block's model (default: the data) */
   panel?(data: D, profile: ProfileSummary): object
   /** a figure next to the panel's name in the menu */

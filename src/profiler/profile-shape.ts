@@ -26,10 +26,16 @@ const summaryProperties = {
   duration: number
 }
 
+/** figures newer profiles add (optional: older ones have none) */
+const figureProperties = {
+  statements: { type: 'integer', minimum: 0 },
+  nPlusOne: { type: 'array', items: string }
+}
+
 const summarySchema = {
   type: 'object',
   required: Object.keys(summaryProperties),
-  properties: summaryProperties
+  properties: { ...summaryProperties, ...figureProperties }
 }
 
 const profileSchema = {
@@ -37,6 +43,7 @@ const profileSchema = {
   required: [...Object.keys(summaryProperties), 'version', 'aborted', 'collected'],
   properties: {
     ...summaryProperties,
+    ...figureProperties,
     version: { const: 2 },
     aborted: { type: 'boolean' },
     // each collector's data is checked against its own schema when its panel is shown

@@ -11,6 +11,10 @@ export interface Profile extends ProfileSummary {
 }
 
 export function summarize (profile: ProfileSummary): ProfileSummary {
-  const { token, method, url, statusCode, ip, time, duration } = profile
-  return { token, method, url, statusCode, ip, time, duration }
+  const { token, method, url, statusCode, ip, time, duration, statements, nPlusOne } = profile
+  const summary: ProfileSummary = { token, method, url, statusCode, ip, time, duration }
+  // figures of newer profiles only: an older one simply matches no filter on them
+  if (statements !== undefined) summary.statements = statements
+  if (nPlusOne !== undefined) summary.nPlusOne = nPlusOne
+  return summary
 }

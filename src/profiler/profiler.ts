@@ -341,7 +341,7 @@ export class Profiler {
     })
     const replied = typeof reply.getHeaders === 'function'
     const error = context.exception
-    return {
+    const profile: Profile = {
       version: 2,
       token: recording.token,
       method: request.method,
@@ -353,5 +353,26 @@ export class Profiler {
       aborted: recording.aborted,
       collected
     }
+    this.addFigures(profile)
+    return profile
+  }
+
+  /** The summary's figures the search page filters on (statements, likely N+1), from the collectors that give them. */
+  private addFigures (profile: Profile): void {
+    let statements: number | undefined
+    const nPlusOne: string[] = []
+    for (const collector of this.kernel.collectors) {
+      const data = profile.collected[collector.name]
+      if (collector.figures === undefined || data === undefined) continue
+      try {
+        const figures = collector.figures(data)
+        if (typeof figures.statements === 'number') statements = (statements ?? 0) + figures.statements
+        if (figures.nPlusOne === true) nPlusOne.push(collector.name)
+      } catch {
+        // a collector's figures that fail leave them out, never the profile
+      }
+    }
+    if (statements !== undefined) profile.statements = statements
+    if (nPlusOne.length > 0) profile.nPlusOne = nPlusOne
   }
 }
