@@ -1,4 +1,6 @@
 import cluster from 'node:cluster'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify'
 import type { Kernel } from '../src/kernel/kernel.js'
 import type { ResolvedKernelOptions } from '../src/config/options.js'
@@ -18,7 +20,8 @@ import type { ResolvedProfilerOptions } from '../src/profiler/options.js'
 import { Profiler } from '../src/profiler/profiler.js'
 import type { ProfilerRouteMark } from '../src/profiler/profiler.js'
 import { PROFILER_PATH, TOOLBAR_PATH } from '../src/profiler/recording.js'
-import { packageVersion } from '../src/config/paths.js'
+import { packageVersion, templatesDir } from '../src/config/paths.js'
+import { responseNonces } from '../src/kernel/listeners/csp-nonces.js'
 import { TOOLBAR_ASSETS, WebDebugToolbar, readToolbarAsset } from '../src/profiler/toolbar/toolbar.js'
 import { toolbarModel } from '../src/profiler/toolbar/model.js'
 import type { ProfileStorage } from '../src/profiler/storage/storage.js'
@@ -41,10 +44,14 @@ import type { Clock } from '../src/clock.js'
 import type { PageModel } from '../src/profiler/pages/pages.js'
 import { lastQueryValue, neighboursOf, noProfilesPage, parseFilter, profilePage, searchPage, tokenNotFoundPage } from '../src/profiler/pages/pages.js'
 
+/** The profiler pages' script: their copy buttons. */
+const PROFILER_SCRIPT = { path: `${PROFILER_PATH}/profiler.js`, file: join(templatesDir, 'profiler', 'profiler.js') }
+
 const PARTIALS: Record<string, string> = {
   profile: 'profiler/profile.hbs',
   search: 'profiler/search.hbs',
   missing: 'profiler/missing.hbs',
+  'span-origin': 'profiler/span-origin.hbs',
   ...TRACE_PARTIALS
 }
 
@@ -135,7 +142,10 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   }
 
   async function page (reply: FastifyReply, model: PageModel): Promise<FastifyReply> {
-    const html = await render('profiler/layout.hbs', model)
+    // the pages' script (its copy buttons) runs under the app's policy: with the response's nonce
+    const context = reply.request.kernel
+    const scriptNonce = context === undefined || context === null ? '' : responseNonces(context, reply).script
+    const html = await render('profiler/layout.hbs', { ...model, scriptNonce })
     return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(html)
   }
 
@@ -206,6 +216,11 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
 
   app.get(`${TOOLBAR_PATH}/empty`, config('_wdt_empty', 'profiled'), async function webDebugToolbarEmpty (_request, reply) {
     return fragment(reply, 200, '')
+  })
+
+  const pagesScript = readFileSync(PROFILER_SCRIPT.file, 'utf8')
+  app.get(PROFILER_SCRIPT.path, config('_profiler_script'), async function profilerScript (_request, reply) {
+    return reply.header('cache-control', 'max-age=600, private').type('text/javascript; charset=utf-8').send(pagesScript)
   })
 
   for (const [name, asset] of Object.entries(TOOLBAR_ASSETS)) {
