@@ -185,12 +185,13 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
   })
 
   app.get(`${PROFILER_PATH}/`, config('_profiler_search'), async function profilerSearch (request: FastifyRequest, reply) {
-    const { filter, form } = parseFilter(request.query)
-    return page(reply, searchPage(await read(storage.find(filter)), form, storage.size, profiler.dropped))
+    const { filter, form, problems } = parseFilter(request.query)
+    return page(reply, searchPage(await read(storage.find(filter)), form, storage.size, profiler.dropped, problems))
   })
 
   app.get(`${PROFILER_PATH}/latest`, config('_profiler_latest'), async function profilerLatest (request, reply) {
-    const [newest] = await read(storage.find({ limit: 1 }))
+    // the page just viewed, not the icon or the stylesheet the browser asked for after it
+    const [newest] = await read(storage.find({ limit: 1, pages: true }))
     const profile = newest === undefined ? undefined : await read(storage.load(newest.token))
     if (profile === undefined) return page(reply, noProfilesPage())
     return showProfile(profile, request.query, reply)

@@ -372,7 +372,8 @@ export class Profiler {
         // a collector's figures that fail leave them out, never the profile
       }
     }
-    if (statements !== undefined) profile.statements = statements
+    // no statement collected is 0 statements (older profiles, without the figure, match no such filter)
+    profile.statements = statements ?? 0
     if (nPlusOne.length > 0) profile.nPlusOne = nPlusOne
   }
 }

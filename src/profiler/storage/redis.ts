@@ -4,7 +4,7 @@ import { summarize } from '../profile.js'
 import { isSummary, parseProfile } from '../profile-shape.js'
 import { randomToken, TOKEN_PATTERN } from '../token.js'
 import type { ProfileFilter, ProfileStorage } from './storage.js'
-import { selectSummaries } from './storage.js'
+import { filtersBeyondTime, selectSummaries } from './storage.js'
 import { LuaScript, withDeadline } from '../../redis/commands.js'
 import { asKernelTraffic } from '../../kernel/async-context.js'
 import type { RedisCommands } from '../../redis/commands.js'
@@ -294,7 +294,7 @@ export class RedisProfileStorage implements ProfileStorage {
     const oldest = Math.max(now - this.options.maxAgeMs, filter.start ?? 0)
     const newest = filter.end ?? '+inf'
     // filters other than time are applied here: the index holds at most maxProfiles summaries
-    const timeOnly = filter.method === undefined && filter.status === undefined && filter.url === undefined && filter.ip === undefined
+    const timeOnly = !filtersBeyondTime(filter)
     const members = await this.call<string[]>('a profile search', () => this.client.call('ZREVRANGEBYSCORE', this.indexKey, newest, oldest, ...(timeOnly ? ['LIMIT', 0, limit] : [])))
     const summaries: ProfileSummary[] = []
     for (const member of members) {

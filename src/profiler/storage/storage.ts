@@ -1,5 +1,6 @@
 import type { Profile, ProfileSummary } from '../profile.js'
 import { createToken } from '../token.js'
+import { isBrowserOwnRequest } from '../browser-requests.js'
 
 /** Filters of the search page; every one optional. */
 export interface ProfileFilter {
@@ -13,8 +14,22 @@ export interface ProfileFilter {
   /** epoch milliseconds, inclusive */
   start?: number
   end?: number
+  /** the request took this long or longer (ms) */
+  minDuration?: number
+  /** the app ran this many SQL statements or more (profiles that do not say, older ones, never match) */
+  minStatements?: number
+  /** a panel flagged a likely N+1 (database, cache, HTTP client) */
+  nPlusOne?: boolean
+  /** pages only: the browser's own requests (favicon, source maps, static assets) left out */
+  pages?: boolean
   /** default 50 */
   limit?: number
+}
+
+/** Whether a filter needs more of a summary than its time (a shared storage then reads the whole index). */
+export function filtersBeyondTime (filter: ProfileFilter): boolean {
+  return filter.method !== undefined || filter.status !== undefined || filter.url !== undefined || filter.ip !== undefined ||
+    filter.minDuration !== undefined || filter.minStatements !== undefined || filter.nPlusOne === true || filter.pages === true
 }
 
 /**
@@ -80,6 +95,10 @@ export function matchesFilter (summary: ProfileSummary, filter: ProfileFilter): 
   if (filter.ip !== undefined && !summary.ip.includes(filter.ip)) return false
   if (filter.start !== undefined && summary.time < filter.start) return false
   if (filter.end !== undefined && summary.time > filter.end) return false
+  if (filter.minDuration !== undefined && !(summary.duration >= filter.minDuration)) return false
+  if (filter.minStatements !== undefined && !(typeof summary.statements === 'number' && summary.statements >= filter.minStatements)) return false
+  if (filter.nPlusOne === true && !(Array.isArray(summary.nPlusOne) && summary.nPlusOne.length > 0)) return false
+  if (filter.pages === true && isBrowserOwnRequest(summary.url)) return false
   return true
 }
 
