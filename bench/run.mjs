@@ -5,7 +5,8 @@
 // names: bare, node:http, the servers' names, import, spans, storage, soak, security).
 // Rows: node:http (the floor of any framework), production, debug, the profiler at full capture
 // (saveBudget 1: every request profiled) with memory, file and Redis storage and the count of
-// profiles stored against requests served, and at the default budget. Then: profiles written per
+// profiles stored against requests served, without the spans' origins (their cost per span), and
+// at the default budget. Then: profiles written per
 // second by each storage (bench/storage-throughput.mjs), the cost per recorded span and its
 // floor (bare Fastify with an AsyncLocalStorage), the import cost, RSS over a soak of full-capture
 // load (BENCH_SOAK seconds, default 30: RSS at the start, once the storage is full, at the end;
@@ -61,6 +62,8 @@ const servers = [
   { name: 'kernel debug', kind: 'kernel', options: { debug: true, profiler: false }, scenarios: ['matched', 'not found', 'wrong method'] },
   // every request profiled and stored (count stored = count served): issue 20's bound
   { name: 'full capture (memory)', kind: 'kernel', options: FULL, scenarios: ['matched', 'not found', 'matched at a fixed rate', 'io at a fixed rate'], needsProfiler: true },
+  // the same without the spans' origins (profiler.origins: false): what capturing where each call was made costs
+  { name: 'full capture without origins (memory)', kind: 'kernel', options: { ...FULL, profiler: { ...FULL.profiler, origins: false } }, scenarios: ['matched at a fixed rate', 'io at a fixed rate'], needsProfiler: true },
   { name: 'full capture (file)', kind: 'kernel', options: { ...FULL, profiler: { storage: 'file', directory: profileDir, saveBudget: 1 } }, scenarios: ['matched'], needsProfiler: true },
   { name: 'full capture (redis)', kind: 'kernel', options: { ...FULL, profiler: { storage: 'redis', saveBudget: 1 } }, scenarios: ['matched'], needsProfiler: true, redis: true },
   // the default save budget: what a load test costs a developer who changed nothing
@@ -236,10 +239,15 @@ function ioSpanCost () {
   const [profiled, production, tracked, bare] = servers.map(extra)
   const perSpan = (profiled - production) / IO_SPANS
   const floor = (tracked - bare) / IO_SPANS
+  const withoutOrigins = extra('full capture without origins (memory)')
+  const origins = Number.isNaN(withoutOrigins)
+    ? []
+    : [`- of which the spans' origins (a stack captured per span, resolved when the profile is built): ${((profiled - withoutOrigins) / IO_SPANS).toFixed(2)} µs per span = (the same with origins, ${profiled.toFixed(1)} µs, less without, profiler.origins: false, ${withoutOrigins.toFixed(1)} µs) ÷ ${IO_SPANS}`]
   return [
     `Cost per recorded span (I/O route: 10 Redis commands and one fetch, ${IO_SPANS} spans; both routes at ${ioRate} req/s on every server), µs of server CPU (target ≤ 1 µs, issue 20):`,
     `- the profiler at full capture: ${perSpan.toFixed(2)} µs per span = (what the I/O route costs beyond the matched route with every request profiled, ${profiled.toFixed(1)} µs, less the same in production, ${production.toFixed(1)} µs) ÷ ${IO_SPANS}`,
     `- its floor, no kernel: ${floor.toFixed(2)} µs per call = (bare Fastify with each request in an AsyncLocalStorage, ${tracked.toFixed(1)} µs, less bare Fastify, ${bare.toFixed(1)} µs) ÷ ${IO_SPANS}: Node ${process.versions.node}'s promise hooks on the calls' promises`,
-    `- the kernel's own part: ${(perSpan - floor).toFixed(2)} µs per span`
+    `- the kernel's own part: ${(perSpan - floor).toFixed(2)} µs per span`,
+    ...origins
   ].join('\n')
 }

@@ -189,6 +189,12 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
     return page(reply, searchPage(await read(storage.find(filter)), form, storage.size, profiler.dropped, problems))
   })
 
+  // the pages' script (their copy buttons): a file of its own, as the page's policy wants
+  const pagesScript = readFileSync(PROFILER_SCRIPT.file, 'utf8')
+  app.get(PROFILER_SCRIPT.path, config('_profiler_script'), async function profilerScript (_request, reply) {
+    return reply.header('cache-control', 'max-age=600, private').type('text/javascript; charset=utf-8').send(pagesScript)
+  })
+
   app.get(`${PROFILER_PATH}/latest`, config('_profiler_latest'), async function profilerLatest (request, reply) {
     // the page just viewed, not the icon or the stylesheet the browser asked for after it
     const [newest] = await read(storage.find({ limit: 1, pages: true }))
@@ -217,11 +223,6 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
 
   app.get(`${TOOLBAR_PATH}/empty`, config('_wdt_empty', 'profiled'), async function webDebugToolbarEmpty (_request, reply) {
     return fragment(reply, 200, '')
-  })
-
-  const pagesScript = readFileSync(PROFILER_SCRIPT.file, 'utf8')
-  app.get(PROFILER_SCRIPT.path, config('_profiler_script'), async function profilerScript (_request, reply) {
-    return reply.header('cache-control', 'max-age=600, private').type('text/javascript; charset=utf-8').send(pagesScript)
   })
 
   for (const [name, asset] of Object.entries(TOOLBAR_ASSETS)) {
