@@ -92,11 +92,12 @@ export class CapturedStack {
   /** The frames, as V8's call sites (or, when something read `stack` before, as parsed text). */
   frames (): ReadonlyArray<NodeJS.CallSite | StackFrame> {
     const previous = Error.prepareStackTrace
-    Error.prepareStackTrace = callSitesOf
     let value: unknown
     try {
+      Error.prepareStackTrace = callSitesOf
       value = this.stack
     } catch {
+      // a frozen Error, a throwing getter: no frames
       value = undefined
     } finally {
       Error.prepareStackTrace = previous

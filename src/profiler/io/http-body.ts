@@ -56,7 +56,8 @@ export interface ShownBody {
   note?: string
 }
 
-function decoded (bytes: Buffer, encoding: string | undefined): Buffer {
+/** The bytes with their content-encoding undone; undefined for an encoding this does not know. */
+function decoded (bytes: Buffer, encoding: string | undefined): Buffer | undefined {
   const flush = { finishFlush: constants.Z_SYNC_FLUSH, maxOutputLength: MAX_BODY * 4 }
   switch ((encoding ?? '').trim().toLowerCase()) {
     case '':
@@ -74,7 +75,7 @@ function decoded (bytes: Buffer, encoding: string | undefined): Buffer {
     case 'br':
       return brotliDecompressSync(bytes, { finishFlush: constants.BROTLI_OPERATION_FLUSH, maxOutputLength: MAX_BODY * 4 })
     default:
-      throw new TypeError(`content-encoding ${encoding ?? ''}`)
+      return undefined
   }
 }
 
@@ -92,10 +93,14 @@ export function shownBody (tee: BodyTee, contentType: string | undefined, encodi
     if (tee.size > 0) shown.note = 'not kept: the request\'s calls had kept 1 MiB of bodies already'
     return shown
   }
-  let bytes: Buffer
+  let bytes: Buffer | undefined
   try {
     bytes = decoded(Buffer.concat(tee.chunks), encoding)
   } catch {
+    // corrupt: as an unknown encoding
+    bytes = undefined
+  }
+  if (bytes === undefined) {
     shown.note = `not shown: its content-encoding (${encoding ?? ''}) could not be decoded`
     return shown
   }

@@ -26,6 +26,9 @@ const server = createServer((request: IncomingMessage, response: ServerResponse)
     } else if (url === '/gzip') {
       response.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' })
       response.end(gzipSync(JSON.stringify({ zipped: true, secret: 'no' })))
+    } else if (url === '/weird') {
+      response.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'x-unknown' })
+      response.end('not really encoded')
     } else if (url === '/big') {
       response.writeHead(200, { 'content-type': 'text/plain' })
       response.end('x'.repeat(MAX_BODY + 1000))
@@ -76,12 +79,13 @@ t.test('the bodies: text types only, masked by field name, decoded, cut at 64 Ki
     read.png = (await (await fetch(`${base}/png`)).arrayBuffer()).byteLength
     read.node = JSON.parse(await nodeGet('/json'))
     await nodePost('/echo', JSON.stringify({ password: 'x' }))
+    await nodeGet('/weird')
     return 'ok'
   })
   t.teardown(() => app.close())
   const { profile, token } = await profiled(app, { url: '/calls' })
   t.same(read, { json: SECRET_BODY, echo: { q: 'books', token: 'abc' }, gzip: { zipped: true, secret: 'no' }, big: MAX_BODY + 1000, png: 8, node: SECRET_BODY }, 'every body reaches the app whole')
-  const [json, echo, gzip, big, png, node, nodeEcho] = profile.collected.http_client!.calls
+  const [json, echo, gzip, big, png, node, nodeEcho, weird] = profile.collected.http_client!.calls
 
   t.same(JSON.parse(json.responseBody!.text!), { user: 'ada', password: '******', nested: { api_token: '******', shown: 'yes' } }, 'a JSON response, secret fields masked')
   t.equal(json.responseBody!.size, JSON.stringify(SECRET_BODY).length)
@@ -94,6 +98,7 @@ t.test('the bodies: text types only, masked by field name, decoded, cut at 64 Ki
   t.equal(png.responseBody, undefined, 'a binary body is not kept')
   t.same(JSON.parse(node.responseBody!.text!), { user: 'ada', password: '******', nested: { api_token: '******', shown: 'yes' } }, 'node:http\'s response body too')
   t.equal(nodeEcho.requestBody, undefined, 'node:http\'s request body is not captured')
+  t.same(weird.responseBody, { size: 18, note: 'not shown: its content-encoding (x-unknown) could not be decoded' }, 'an encoding it cannot undo: said, not shown')
   t.notMatch(JSON.stringify(profile.collected.http_client), /hunter2|t-123|s3cr3t|"abc"/, 'no secret stored')
 
   const panel = (await page(app, `/_profiler/${token}?panel=http_client`)).body
