@@ -43,14 +43,23 @@ export class OriginCapture {
 
   /**
    * @param skip frames above this function's call (and the call itself) are left out, at no cost
-   * @param frames a fixed count (a render, a dump: the caller is the app); undefined to learn it
+   * @param fixed a fixed count (a render, a dump: the caller is the app); undefined to learn it
+   * @param otherwise the function to skip to instead, from the first stack on which `skip` was
+   *   not found (such a stack is empty: V8 keeps nothing when it does not meet the function)
    */
-  constructor (readonly skip: Function, private readonly fixed?: number) {
+  constructor (public skip: Function, private readonly fixed?: number, private otherwise?: Function) {
     this.frames = fixed ?? FIRST_FRAMES
   }
 
   /** A stack of this site was resolved: its app frame was the `found`th (undefined: none), of `kept` frames captured with `limit`. */
   learn (found: number | undefined, kept: number, limit: number): void {
+    if (kept === 0 && this.otherwise !== undefined) {
+      this.skip = this.otherwise
+      this.otherwise = undefined
+      this.deepest = 0
+      this.frames = this.fixed ?? FIRST_FRAMES
+      return
+    }
     if (this.fixed !== undefined) return
     if (found !== undefined) {
       if (found <= this.deepest) return

@@ -4,7 +4,8 @@ import { restoreRequestContext } from '../../kernel/async-context.js'
 import type { KernelContext } from '../../kernel/context.js'
 import { ProcessShare } from '../process-share.js'
 import { rememberCaller } from './caller.js'
-import { OriginCapture } from '../origin.js'
+import type { OriginCapture } from '../origin.js'
+import { tracedCallSite } from './publisher.js'
 
 /**
  * A handler of a plain channel (undici's, node:http's), the handlers of a tracing channel
@@ -67,9 +68,13 @@ export class ProcessChannels {
         const traced = tracingChannel(subscription.restore)
         // the request, and where it made the call: the call itself starts on a later tick
         let site: OriginCapture | undefined
+        let siteFor: Function | undefined
         const remember = guarded((message: object, subscriber) => {
-          if (site?.skip !== subscriber) site = new OriginCapture(subscriber)
-          ;(message as Remembered)[kRequest] = rememberCaller(site)
+          if (siteFor !== subscriber) {
+            siteFor = subscriber
+            site = tracedCallSite(subscriber)
+          }
+          ;(message as Remembered)[kRequest] = rememberCaller(site!)
         })
         traced.start.subscribe(remember as (message: unknown) => void)
         const unbind = restoreRequestContext(traced.asyncStart, (message) => (message as Remembered)[kRequest])

@@ -54,7 +54,7 @@ function begin (request: object, call: HttpCall, method: string, origin: (spans:
   return true
 }
 
-type Tapped = (this: unknown, chunk: unknown) => unknown
+type Tapped = (this: unknown, chunk: unknown, encoding?: unknown) => unknown
 
 /**
  * Copies what a library method is given (a body's chunks) into `tee`, on this one object: an
@@ -66,22 +66,28 @@ type Tapped = (this: unknown, chunk: unknown) => unknown
 function tap (target: object, method: string, tee: BodyTee): void {
   const original = (target as Record<string, unknown>)[method]
   if (typeof original !== 'function') return
-  Object.defineProperty(target, method, {
-    configurable: true,
-    writable: true,
-    value: function (this: unknown, chunk: unknown, ...rest: unknown[]): unknown {
-      try {
-        if (chunk !== null && chunk !== undefined) tee.add(chunk)
-      } catch {
-        // the body is simply not kept
-      }
-      return Reflect.apply(original as Tapped, this, [chunk, ...rest])
+  // an own property over the prototype's (writable) method: this object only
+  ;(target as Record<string, unknown>)[method] = function (this: unknown, chunk: unknown, encoding?: unknown): unknown {
+    try {
+      if (chunk !== null && chunk !== undefined) tee.add(chunk)
+    } catch {
+      // the body is simply not kept
     }
-  })
+    return (original as Tapped).call(this, chunk, encoding)
+  }
+}
+
+/** A header's value in a flat list of names and values (undici's, node:http's raw headers), without making pairs of the whole list. */
+function flatHeaderOf (flat: ReadonlyArray<Buffer | string>, name: string): string | undefined {
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    const key = flat[i]!
+    if (key.length === name.length && String(key).toLowerCase() === name) return String(flat[i + 1])
+  }
+  return undefined
 }
 
 function undiciHeaderOf (headers: string[] | string, name: string): string | undefined {
-  return headerOf(undiciHeaders(headers), name)
+  return Array.isArray(headers) ? flatHeaderOf(headers, name) : headerOf(undiciHeaders(headers), name)
 }
 
 /**
@@ -166,7 +172,7 @@ export const httpClientChannels: readonly ChannelSubscription[] = [
       call.status = response.statusCode
       call.responseHeaders = response.headers
       // published before the body's first byte: a text body is copied as it comes
-      if (isTextType(headerOf(pairs(response.headers), 'content-type'))) {
+      if (isTextType(flatHeaderOf(response.headers, 'content-type'))) {
         call.responseBody = new BodyTee(call.budget!)
         tap(request, 'onData', call.responseBody)
       }

@@ -1,7 +1,8 @@
 import { currentKernelContext, kernelTrafficOf } from '../../kernel/async-context.js'
 import type { KernelTraffic } from '../../kernel/async-context.js'
 import { spansOf } from '../spans.js'
-import { OriginCapture } from '../origin.js'
+import type { OriginCapture } from '../origin.js'
+import { tracedCallSite } from './publisher.js'
 import type { OpenSpan } from '../spans.js'
 import type { ChannelSubscription } from './channels.js'
 import { callerOf } from './caller.js'
@@ -23,8 +24,9 @@ export interface TracedContext {
  * closes it, whichever way the library traces it (a promise, a callback, or synchronously).
  */
 export function tracedCalls<C extends object> (tracing: string, kind: string, raw: (context: C, traffic: KernelTraffic | undefined) => object | undefined): ChannelSubscription {
-  // the stack is taken below the handler's guard, diagnostics_channel's caller
+  // where the stack is taken (publisher.ts), for the guard diagnostics_channel calls now
   let site: OriginCapture | undefined
+  let siteFor: Function | undefined
   const handlers = {
     start (context: C & TracedContext, subscriber: Function) {
       const request = currentKernelContext()
@@ -36,8 +38,11 @@ export function tracedCalls<C extends object> (tracing: string, kind: string, ra
       // the kernel's own calls come from no line of the app's; a pooled call may have started on a later tick
       const caller = callerOf(request)
       // subscribed anew when a profiler starts after the last one closed: a new guard
-      if (site?.skip !== subscriber) site = new OriginCapture(subscriber)
-      context[kSpan] = spans.start(kind, kind, data as Record<string, unknown>, undefined, traffic !== undefined ? null : site, caller)
+      if (siteFor !== subscriber) {
+        siteFor = subscriber
+        site = tracedCallSite(subscriber)
+      }
+      context[kSpan] = spans.start(kind, kind, data as Record<string, unknown>, undefined, traffic !== undefined ? null : site!, caller)
     },
     // traceSync: the call is over when `end` is published (its result set); a promise or a
     // callback is not, then
