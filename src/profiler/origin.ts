@@ -25,14 +25,16 @@ const FIRST_FRAMES = 24
 /** Most frames a capture site keeps. */
 const MAX_FRAMES = 64
 /** Frames kept beyond the deepest app frame seen: a call path slightly deeper than those seen still has its origin. */
-const MARGIN = 2
+const MARGIN = 3
+/** Frames a learning site keeps at least: a library's call paths differ by a few frames (a pipeline, a traced or a hand-published call). */
+const MIN_FRAMES = 8
 
 /**
  * Where a kind of call captures its stack (a channel handler, `SpanList.start`, a render): which
  * frames to leave out, and how many to keep. Each frame kept costs the capture about 0.4 µs,
  * and the app's frame lies at about the same depth below a given library's call (3 frames for
  * ioredis, 5 for node-redis, 7 for a mysql2 pool, more under an ORM): a site learns that depth
- * from the stacks resolved so far and keeps only as many frames, plus a margin. A stack that was
+ * from the stacks resolved so far and keeps only as many frames, plus a margin (8 at least). A stack that was
  * cut before reaching an app frame (a deeper call path) doubles the site's count for the next
  * calls: that call shows no origin, never a wrong one.
  */
@@ -46,8 +48,9 @@ export class OriginCapture {
    * @param fixed a fixed count (a render, a dump: the caller is the app); undefined to learn it
    * @param otherwise the function to skip to instead, from the first stack on which `skip` was
    *   not found (such a stack is empty: V8 keeps nothing when it does not meet the function)
+   * @param minimum frames kept at least, once learning (below `fetch()`, the caller is right there: fewer)
    */
-  constructor (public skip: Function, private readonly fixed?: number, private otherwise?: Function) {
+  constructor (public skip: Function, private readonly fixed?: number, private otherwise?: Function, private readonly minimum = MIN_FRAMES) {
     this.frames = fixed ?? FIRST_FRAMES
   }
 
@@ -64,7 +67,7 @@ export class OriginCapture {
     if (found !== undefined) {
       if (found <= this.deepest) return
       this.deepest = found
-      this.frames = Math.min(MAX_FRAMES, found + MARGIN)
+      this.frames = Math.min(MAX_FRAMES, Math.max(this.minimum, found + MARGIN))
     } else if (kept >= limit && limit >= this.frames) {
       // cut short: the app's frame may lie deeper
       this.frames = Math.min(MAX_FRAMES, Math.max(this.frames * 2, this.deepest + MARGIN))

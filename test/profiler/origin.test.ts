@@ -6,6 +6,7 @@
  * tick.
  */
 import t from 'tap'
+import { tracingChannel } from 'node:diagnostics_channel'
 import { readFileSync } from 'node:fs'
 import { createServer, get } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -134,6 +135,32 @@ t.test('a call the library starts on a later tick shows no origin rather than a 
   } else {
     t.equal(call.origin, undefined, 'Node 20: node:http publishes nothing in the caller\'s stack, so no origin')
   }
+})
+
+t.test('a driver that publishes its start by hand (no tracePromise): from its second call on, the stack is taken below the kernel\'s handler', async (t) => {
+  const sql = tracingChannel<unknown, { query: string, result?: unknown }>('fastify-kernel:db:query')
+  const byHand = (query: string): void => {
+    const context: { query: string, result?: unknown } = { query }
+    sql.start.publish(context) // at: by hand
+    context.result = []
+    sql.end.publish(context)
+  }
+  const app = await createKernelApp({ kernel: { debug: true } })
+  app.get('/by-hand', async () => {
+    byHand('SELECT 1')
+    return 'ok'
+  })
+  app.get('/traced', async () => {
+    sql.traceSync(() => [], { query: 'SELECT 2' }) // at: traced
+    return 'ok'
+  })
+  t.teardown(() => app.close())
+  const first = await profiled(app, { url: '/by-hand' })
+  t.equal(first.profile.collected.db!.statements[0].origin, undefined, 'the first: taken below diagnostics_channel\'s runStores, which it never called: nothing, never a wrong line')
+  const second = await profiled(app, { url: '/by-hand' })
+  t.equal(where(second.profile.collected.db!.statements[0].origin), `${FILE}:${lineOf('by hand')}`, 'then its line (the app\'s helper that publishes it)')
+  const traced = await profiled(app, { url: '/traced' })
+  t.equal(where(traced.profile.collected.db!.statements[0].origin), `${FILE}:${lineOf('traced')}`, 'a traced call too')
 })
 
 t.test('origins: false captures nothing', async (t) => {

@@ -100,7 +100,7 @@ function fetchCaller (subscriber: Function): CapturedStack | OriginCapture {
   const fetch = globalThis.fetch as unknown
   if (typeof fetch === 'function') {
     // below it: the app's frame, or a wrapper's (ky, ofetch) and then the app's
-    if (fetchSite?.skip !== fetch) fetchSite = new OriginCapture(fetch)
+    if (fetchSite?.skip !== fetch) fetchSite = new OriginCapture(fetch, undefined, undefined, 1)
     const stack = CapturedStack.at(fetchSite)
     if (stack.frames().length > 0) return stack
   }
