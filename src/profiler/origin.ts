@@ -65,9 +65,9 @@ export class OriginCapture {
     }
     if (this.fixed !== undefined) return
     if (found !== undefined) {
-      if (found <= this.deepest) return
-      this.deepest = found
-      this.frames = Math.min(MAX_FRAMES, Math.max(this.minimum, found + MARGIN))
+      if (found > this.deepest) this.deepest = found
+      // back to what the paths seen need, after a stack with no app frame at all made it grow
+      this.frames = Math.min(MAX_FRAMES, Math.max(this.minimum, this.deepest + MARGIN))
     } else if (kept >= limit && limit >= this.frames) {
       // cut short: the app's frame may lie deeper
       this.frames = Math.min(MAX_FRAMES, Math.max(this.frames * 2, this.deepest + MARGIN))
@@ -162,7 +162,8 @@ export class OriginResolver {
     for (let captured = stack; captured !== undefined; captured = captured.fallback) {
       const frames = captured.frames()
       const found = this.first(frames)
-      captured.site?.learn(found === undefined ? undefined : found.index + 1, frames.length, captured.limit)
+      // a stack that has a fallback started on a later tick: its miss says nothing of its site's depth
+      if (found !== undefined || captured.fallback === undefined) captured.site?.learn(found === undefined ? undefined : found.index + 1, frames.length, captured.limit)
       if (found !== undefined) return found.origin
     }
     return undefined

@@ -19,6 +19,7 @@ import { createPool } from 'mysql2/promise'
 import view from '@fastify/view'
 import Handlebars from 'handlebars'
 import { createKernelApp, dump } from '../../index.js'
+import { OriginCapture } from '../../src/profiler/origin.js'
 import type { SpanOrigin } from '../../src/profiler/origin.js'
 import { asKernelTraffic } from '../../src/kernel/async-context.js'
 import { page, profiled } from './helpers.js'
@@ -181,4 +182,30 @@ t.test('origins: false captures nothing', async (t) => {
   t.equal(profile.collected.cache!.commands[0].origin, undefined)
   t.equal(profile.collected.http_client!.calls[0].origin, undefined)
   await t.rejects(createKernelApp({ kernel: { debug: true, profiler: { origins: 'yes' as never } } }), /option "profiler\.origins" must be boolean/)
+})
+
+t.test('a capture site learns how many frames its calls need, and never keeps growing for calls with no frame of the app\'s', async (t) => {
+  const site = new OriginCapture(function skipped () {})
+  t.equal(site.frames, 24, 'before any stack was resolved')
+  site.learn(5, 6, 24)
+  t.equal(site.frames, 8, 'the app\'s frame 5th: 3 beyond it, 8 at least')
+  site.learn(undefined, 8, 8)
+  t.equal(site.frames, 16, 'a stack cut short before an app frame: twice as many for the next calls')
+  site.learn(12, 16, 16)
+  t.equal(site.frames, 15, 'a deeper path found: 3 beyond it')
+  site.learn(undefined, 15, 15)
+  site.learn(4, 15, 30)
+  t.equal(site.frames, 15, 'back to what the deepest path seen needs once an app frame is found again')
+  site.learn(undefined, 3, 15)
+  t.equal(site.frames, 15, 'a short stack with no app frame (a later tick) changes nothing')
+
+  const fixed = new OriginCapture(function skipped () {}, 4)
+  fixed.learn(undefined, 4, 4)
+  t.equal(fixed.frames, 4, 'a fixed site stays')
+
+  const first = function first () {}
+  const second = function second () {}
+  const switching = new OriginCapture(first, undefined, second)
+  switching.learn(undefined, 0, 24)
+  t.equal(switching.skip, second, 'nothing captured below the first function: the other one from then on')
 })
