@@ -19,6 +19,7 @@ import type { ProfilerRouteMark } from '../src/profiler/request-recording.js'
 import { unitLogChannels } from '../src/profiler/unit-logs.js'
 import { PROFILER_PATH, TOOLBAR_PATH } from '../src/profiler/recording.js'
 import { packageVersion } from '../src/config/paths.js'
+import { responseNonces } from '../src/kernel/listeners/csp-nonces.js'
 import { TOOLBAR_ASSETS, WebDebugToolbar, readToolbarAsset } from '../src/profiler/toolbar/toolbar.js'
 import { toolbarModel } from '../src/profiler/toolbar/model.js'
 import type { ProfileStorage } from '../src/profiler/storage/storage.js'
@@ -43,7 +44,6 @@ import type { PageModel } from '../src/profiler/pages/pages.js'
 import { explainPage, lastQueryValue, neighboursOf, noProfilesPage, parseFilter, profilePage, searchPage, tokenNotFoundPage } from '../src/profiler/pages/pages.js'
 import { isSameOrigin } from '../src/profiler/pages/same-origin.js'
 import { ExplainRefusal, explain } from '../src/profiler/io/explain.js'
-import { responseNonces } from '../src/kernel/listeners/csp-nonces.js'
 import { PROFILER_SCRIPT, readProfilerScript } from '../src/profiler/pages/script.js'
 
 const PARTIALS: Record<string, string> = {
@@ -51,6 +51,7 @@ const PARTIALS: Record<string, string> = {
   search: 'profiler/search.hbs',
   missing: 'profiler/missing.hbs',
   explain: 'profiler/explain.hbs',
+  'span-origin': 'profiler/span-origin.hbs',
   ...TRACE_PARTIALS
 }
 
@@ -199,12 +200,13 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, pr
   })
 
   app.get(`${PROFILER_PATH}/`, config('_profiler_search'), async function profilerSearch (request: FastifyRequest, reply) {
-    const { filter, form } = parseFilter(request.query)
-    return page(reply, searchPage(await read(storage.find(filter)), form, storage.size, profiler.dropped))
+    const { filter, form, problems } = parseFilter(request.query)
+    return page(reply, searchPage(await read(storage.find(filter)), form, storage.size, profiler.dropped, problems))
   })
 
   app.get(`${PROFILER_PATH}/latest`, config('_profiler_latest'), async function profilerLatest (request, reply) {
-    const [newest] = await read(storage.find({ limit: 1 }))
+    // the page just viewed, not the icon or the stylesheet the browser asked for after it
+    const [newest] = await read(storage.find({ limit: 1, pages: true }))
     const profile = newest === undefined ? undefined : await read(storage.load(newest.token))
     if (profile === undefined) return page(reply, noProfilesPage())
     return showProfile(profile, request.query, reply)
@@ -226,6 +228,7 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, pr
   // the CPU profile of one chosen request: its extension, panel, download and the toolbar's button
   const nextRequestButton = registerCpuProfile(app, kernel, profiler, options.clock, (name) => config(name), read)
 
+  // the pages' script (their copy buttons): a file of its own, as the page's policy wants
   const script = readProfilerScript()
   app.get(PROFILER_SCRIPT, config('_profiler_script'), async function profilerScript (_request, reply) {
     return reply.header('cache-control', 'max-age=600, private').type('text/javascript; charset=utf-8').send(script)

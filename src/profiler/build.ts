@@ -48,5 +48,26 @@ export function buildProfile (kernel: Kernel, recording: Recording, ended: Ended
         collected
       }
   if (recording.parent !== undefined) profile.parent = recording.parent
+  addFigures(kernel, profile)
   return profile
+}
+
+/** The summary's figures the search page filters on (statements, likely N+1), from the collectors that give them. */
+function addFigures (kernel: Kernel, profile: Profile): void {
+  let statements: number | undefined
+  const nPlusOne: string[] = []
+  for (const collector of kernel.collectors) {
+    const data = profile.collected[collector.name]
+    if (collector.figures === undefined || data === undefined) continue
+    try {
+      const figures = collector.figures(data)
+      if (typeof figures.statements === 'number') statements = (statements ?? 0) + figures.statements
+      if (figures.nPlusOne === true) nPlusOne.push(collector.name)
+    } catch {
+      // a collector's figures that fail leave them out, never the profile
+    }
+  }
+  // no statement collected is 0 statements (older profiles, without the figure, match no such filter)
+  profile.statements = statements ?? 0
+  if (nPlusOne.length > 0) profile.nPlusOne = nPlusOne
 }

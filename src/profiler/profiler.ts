@@ -16,6 +16,7 @@ import { Recorder } from './recorder.js'
 import type { EndedUnit, RecordingExtension } from './recorder.js'
 import { RequestRecording } from './request-recording.js'
 import { buildProfile } from './build.js'
+import { OriginResolver } from './origin.js'
 import { recordingOf } from './recording.js'
 import { checkedUnit } from './unit.js'
 import type { UnitOfWork } from './unit.js'
@@ -44,6 +45,8 @@ export class Profiler implements KernelProfiler {
   readonly requests: RequestRecording
   /** the panels of the kernel's collectors (each profile's menu, badges and toolbar items) */
   panels: Panels | undefined
+  /** where spans and dumps were started in the app's code, resolved when profiles are built */
+  readonly origins: OriginResolver
   private readonly saves: ProfileSaves<EndedUnit>
   private readonly recorder: Recorder
 
@@ -58,7 +61,8 @@ export class Profiler implements KernelProfiler {
     this.saves = new ProfileSaves(storage, options, (recording, ended) => buildProfile(kernel, recording, ended, (collector, error) => {
       collectFailure.warn({ err: error, collector, token: recording.token })
     }), log)
-    this.recorder = new Recorder(this.saves, options.maxSpans, log)
+    this.origins = new OriginResolver(kernel.sources)
+    this.recorder = new Recorder(this.saves, options.maxSpans, options.origins ? this.origins : undefined, log)
     this.requests = new RequestRecording(this.recorder, this.admission, this.logCapture, kernel)
   }
 

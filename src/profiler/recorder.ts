@@ -4,6 +4,7 @@ import type { FinishedUnit } from '../kernel/collector.js'
 import { Recording, recordingOf } from './recording.js'
 import type { CapturedLogs } from './log-capture.js'
 import { SpanList } from './spans.js'
+import type { OriginResolver } from './origin.js'
 import { heapUsed } from './collectors/time.js'
 import type { ProfileSaves } from './saves.js'
 import type { ProfilerLogger } from './saves.js'
@@ -44,9 +45,11 @@ export interface RecordingExtension {
 export class Recorder {
   private readonly extensions: RecordingExtension[] = []
 
+  /** @param origins where spans were started in the app's code is captured and resolved with it (the `origins` option) */
   constructor (
     private readonly saves: ProfileSaves<EndedUnit>,
     private readonly maxSpans: number,
+    private readonly origins: OriginResolver | undefined,
     private readonly log: ProfilerLogger
   ) {}
 
@@ -63,7 +66,7 @@ export class Recorder {
     const token = this.saves.reserve()
     if (token === undefined) return undefined
     const parent = unit.parent ?? recordingOf(context.parent)?.token
-    const recording = new Recording(token, unit.kind, unit.name, parent, logs, heapUsed(), new SpanList(this.maxSpans, context.startedAt))
+    const recording = new Recording(token, unit.kind, unit.name, parent, logs, heapUsed(), new SpanList(this.maxSpans, context.startedAt, this.origins))
     context.set('profiler', recording)
     for (const extension of this.extensions) {
       if (extension.begin === undefined) continue

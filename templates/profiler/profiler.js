@@ -1,17 +1,26 @@
-// The profiler pages' own script, served as a file (script-src 'self') with the page's nonce:
-// the Database panel's Copy buttons. No inline handler (script-src-attr 'none'): one listener
-// on the document.
-'use strict'
-document.addEventListener('click', function (event) {
-  const button = event.target && typeof event.target.closest === 'function' ? event.target.closest('button[data-copy]') : null
-  if (button === null) return
-  const text = button.getAttribute('data-copy') || ''
-  const told = function (label) {
-    button.textContent = label
-    setTimeout(function () { button.textContent = 'Copy' }, 1500)
+/*
+ * fastify-kernel profiler pages: the "Copy" buttons. `data-copy="<text>"` copies that text (the
+ * Database panel's runnable queries) and the button says so; `data-copy-from="<id>"` copies the
+ * text of the element with that id (a curl command) and shows its `data-copied="<id>"` note. No
+ * inline handlers: it runs under a strict Content-Security-Policy (loaded with the page's nonce).
+ */
+(function () {
+  'use strict'
+  function told (button, id) {
+    if (id === null) {
+      button.textContent = 'Copied'
+      window.setTimeout(function () { button.textContent = 'Copy' }, 1500)
+      return
+    }
+    const note = document.querySelector('[data-copied="' + id + '"]')
+    if (note === null) return
+    note.hidden = false
+    window.setTimeout(function () { note.hidden = true }, 1500)
   }
-  // the Clipboard API needs a secure context (localhost is one; http://devbox.lan is not)
-  const fallback = function () {
+
+  // without the clipboard API (a page not served from localhost or HTTPS): the text is copied the
+  // old way, from a selection, or left selected for the developer to copy
+  function fallback (button, text, id) {
     const area = document.createElement('textarea')
     area.value = text
     area.setAttribute('readonly', '')
@@ -19,10 +28,26 @@ document.addEventListener('click', function (event) {
     document.body.appendChild(area)
     area.select()
     let copied = false
-    try { copied = document.execCommand('copy') } catch (error) { copied = false }
+    try { copied = document.execCommand('copy') } catch (e) { copied = false }
     area.remove()
-    told(copied ? 'Copied' : 'Select and copy')
+    if (copied) told(button, id)
+    else if (id === null) button.textContent = 'Select and copy'
   }
-  if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(text).then(function () { told('Copied') }, fallback)
-  else fallback()
-})
+
+  document.addEventListener('click', function (event) {
+    const button = event.target && typeof event.target.closest === 'function' ? event.target.closest('[data-copy], [data-copy-from]') : null
+    if (button === null) return
+    const id = button.getAttribute('data-copy-from')
+    let text = button.getAttribute('data-copy')
+    if (id !== null) {
+      const element = document.getElementById(id)
+      if (element === null) return
+      text = element.textContent
+    }
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(function () { told(button, id) }, function () { fallback(button, text, id) })
+    } else {
+      fallback(button, text, id)
+    }
+  })
+})()

@@ -167,6 +167,11 @@ export function dbCollector (thresholds: DbThresholds): Collector<DbData> {
       const model = ioToolbar(totals(app), thresholds.totalMs, { nPlusOne: nPlusOne.size, kernelCount: kernel.length }) as { highlight: string | null } | undefined
       if (model !== undefined && model.highlight === null && nPlusOne.size > 0) model.highlight = 'warning'
       return model
+    },
+    // the search page's figures: the app's statements, and whether one shape looked like an N+1
+    figures (data) {
+      const { app, nPlusOne } = analyse(data)
+      return { statements: app.length, nPlusOne: nPlusOne.size > 0 }
     }
   }
 }

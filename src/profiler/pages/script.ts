@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { templatesDir } from '../../config/paths.js'
 import { PROFILER_PATH } from '../recording.js'
 
-/** The profiler pages' script (the Database panel's Copy buttons), a file of its own: no inline code. */
+/** The profiler pages' script (their Copy buttons), a file of its own: no inline code. */
 export const PROFILER_SCRIPT = `${PROFILER_PATH}/profiler.js`
 
 export function readProfilerScript (): string {
