@@ -6,12 +6,14 @@ import { ProcessShare } from '../process-share.js'
 
 /**
  * A handler of a plain channel (undici's, node:http's), the handlers of a tracing channel
- * (ioredis', mysql2's…), or a tracing channel whose callbacks must run in the request that made
- * the call (`restore`: a pool's queue, see restoreRequestContext).
+ * (ioredis', mysql2's…), a tracing channel whose callbacks must run in the request that made
+ * the call (`restore`: a pool's queue, see restoreRequestContext), or, for a library that
+ * publishes nothing, what instruments it (`instrument`, returning what undoes it).
  */
 export type ChannelSubscription =
   | { name: string, handler: (message: unknown) => void }
   | { restore: string }
+  | { instrument: () => () => void }
   | { tracing: string, handlers: { [event in keyof TracingChannelSubscribers<object>]?: (message: never) => void } }
 
 const kRequest = Symbol('fastify-kernel.request')
@@ -54,7 +56,9 @@ export class ProcessChannels {
 
   private subscribe (): void {
     for (const subscription of this.subscriptions()) {
-      if ('restore' in subscription) {
+      if ('instrument' in subscription) {
+        this.active.push(subscription.instrument())
+      } else if ('restore' in subscription) {
         const traced = tracingChannel(subscription.restore)
         const remember = guarded((message: object) => { (message as Remembered)[kRequest] = currentKernelContext() })
         traced.start.subscribe(remember as (message: unknown) => void)
@@ -75,6 +79,6 @@ export class ProcessChannels {
   }
 
   private unsubscribe (): void {
-    for (const stop of this.active.splice(0)) stop()
+    for (const stop of this.active.splice(0).reverse()) stop()
   }
 }
