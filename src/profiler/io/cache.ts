@@ -57,6 +57,19 @@ const MAX_ARG = 200
 const MAX_ARGS = 20
 const MAX_NAME = 200
 
+/** Commands that run a script or function with keys, then values: `EVAL script numkeys key… arg…`. */
+const SCRIPTS = new Set(['EVAL', 'EVALSHA', 'EVAL_RO', 'EVALSHA_RO', 'FCALL', 'FCALL_RO'])
+
+/**
+ * A script's values (its ARGV) are masked as `?`, as the clients mask the values of writes: they
+ * carry whatever the caller passes (BullMQ's job data, secrets included), the keys are shown.
+ */
+function scriptArgs (args: readonly string[]): string[] {
+  const keys = Number(args[1])
+  if (!Number.isSafeInteger(keys) || keys < 0) return args.slice(0, 2)
+  return args.map((arg, index) => index < 2 + keys ? arg : '?')
+}
+
 function keysOf (command: string, args: readonly string[]): string[] {
   try {
     return getKeyIndexes(command.toLowerCase(), [...args]).map((index) => args[index as number]!).filter((key) => key !== undefined && key !== '?')
@@ -85,7 +98,7 @@ export function formatCacheSpan (span: Span, _redactor: Redactor): void {
     // node-redis puts the command's name first
     if (call.client === 'node-redis') all.shift()
     command = String(context.command ?? '').toUpperCase()
-    args = all.map(hide)
+    args = (SCRIPTS.has(command) ? scriptArgs(all) : all).map(hide)
   }
   const keys = keysOf(command, args)
   const shown = args.slice(0, MAX_ARGS).map((arg) => truncate(arg, MAX_ARG))
