@@ -46,9 +46,9 @@ export interface MailRecord {
   /** null: still sending when the profile was made */
   duration: number | null
   error?: string
-  /** the raw message as sent (latin1, one character a byte), secret headers masked; absent when it could not be kept */
+  /** the raw message as the transport read it (latin1, one character a byte; CRLF line ends), secret headers masked; absent when it could not be kept */
   eml?: string
-  /** bytes of the raw message */
+  /** bytes of the raw message (of the `.eml`, when kept) */
   size: number
   /** why there is no `.eml` */
   emlNote?: string
@@ -246,7 +246,11 @@ function record (sent: SentMail, redactor: Redactor): MailRecord {
   if (sent.rawBytes > MAX_EML_BYTES) mail.emlNote = `the message is ${sent.rawBytes} bytes, over the ${MAX_EML_BYTES} bytes kept of one message`
   else if (!sent.streamed) mail.emlNote = sent.error !== undefined ? 'the message was not sent' : 'the transport did not read the message, and it could not be built again (it reads streams or URLs)'
   else if (!sent.rawComplete) mail.emlNote = 'the transport did not read the message whole (the send failed or was still going on)'
-  else mail.eml = maskEml(Buffer.concat(sent.raw), redactor).toString('latin1')
+  else {
+    // line ends as SMTP sends them and .eml files hold them (the stream transport hands out LF)
+    mail.eml = maskEml(Buffer.concat(sent.raw), redactor).toString('latin1').replace(/\r?\n/g, '\r\n')
+    mail.size = mail.eml.length
+  }
   return mail
 }
 

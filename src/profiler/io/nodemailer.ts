@@ -55,6 +55,8 @@ export interface SentMail {
   rawComplete: boolean
   /** the transport began reading the message (the json transport never does) */
   streamed: boolean
+  /** the message can be built again, reading nothing twice (judged before the transport read any of it) */
+  rebuildable: boolean
   /** settles when nodemailer answered */
   answered: Promise<void>
   /** settles when the transport has read the message, or failed to */
@@ -135,7 +137,7 @@ function wrapSendMail (sendMail: Method): Method {
       return sendMail.apply(this, args as never[])
     }
     let answered: () => void = () => {}
-    const sent: SentMail = { mailer: this, at: performance.now() - mails.origin, duration: null, raw: [], rawBytes: 0, rawComplete: false, streamed: false, answered: new Promise<void>((resolve) => { answered = resolve }) }
+    const sent: SentMail = { mailer: this, at: performance.now() - mails.origin, duration: null, raw: [], rawBytes: 0, rawComplete: false, streamed: false, rebuildable: false, answered: new Promise<void>((resolve) => { answered = resolve }) }
     mails.messages.push(sent)
     const transport = typeof this.transporter?.name === 'string' ? this.transporter.name : 'transport'
     sent.span = recordingOf(currentKernelContext())?.spans.start(MAIL_SPAN, `sendMail (${transport})`)
@@ -181,7 +183,10 @@ function wrapProcessPlugins (processPlugins: Method): Method {
         sends.set(mail, composing)
       } else if (step === 'stream') {
         const sent = sends.get(mail)
-        if (sent !== undefined && mail.message !== null && typeof mail.message?.createReadStream === 'function') tee(mail.message, sent)
+        if (sent !== undefined && mail.message !== null && typeof mail.message?.createReadStream === 'function') {
+          sent.rebuildable = rebuildable(mail.data)
+          tee(mail.message, sent)
+        }
       }
     }
     return processPlugins.apply(this, args as never[])
@@ -189,7 +194,7 @@ function wrapProcessPlugins (processPlugins: Method): Method {
 }
 
 /** Whether the message can be built again from what it holds (no stream read once, no URL fetched again). */
-export function rebuildable (data: Record<string, unknown>): boolean {
+function rebuildable (data: Record<string, unknown>): boolean {
   const contents: unknown[] = [data.text, data.html, data.watchHtml, data.amp, data.icalEvent]
   for (const list of [data.attachments, data.alternatives]) if (Array.isArray(list)) contents.push(...list)
   return contents.every((content) => {

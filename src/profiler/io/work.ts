@@ -5,7 +5,7 @@ import { instrumentModules } from './modules.js'
 import { instrumentEsmCopies } from './esm-copies.js'
 import { bullmqInstrumentation } from './bullmq.js'
 import type { JobRecorder } from './bullmq.js'
-import { nodemailerInstrumentation, rebuildable } from './nodemailer.js'
+import { nodemailerInstrumentation } from './nodemailer.js'
 import type { SentMails } from './nodemailer.js'
 
 /** How long a profile waits for a unit's adds and sends still in flight when it ended (then shown as they were). */
@@ -47,7 +47,7 @@ async function settleWithin (promises: ReadonlyArray<Promise<unknown> | undefine
 async function buildUnread (mails: SentMails): Promise<void> {
   for (const sent of mails.messages) {
     const message = sent.mail?.message
-    if (sent.streamed || sent.error !== undefined || sent.duration === null || message === null || message === undefined || !rebuildable(sent.mail!.data)) continue
+    if (sent.streamed || !sent.rebuildable || sent.error !== undefined || sent.duration === null || message === null || message === undefined) continue
     await settleWithin([new Promise<void>((resolve) => {
       try {
         message.build(() => { resolve() })
