@@ -82,7 +82,8 @@ function jobRecord (added: AddedJob, job: JobLike | undefined, redactor: Redacto
     via: added.via,
     queue: truncate(String(job?.queueName ?? added.queue), 200),
     name: truncate(String(job?.name ?? added.name), 200),
-    attempts: numberOption('attempts', ...sources) ?? 1,
+    // BullMQ stores 0 for "no retries": one attempt
+    attempts: Math.max(1, numberOption('attempts', ...sources) ?? 1),
     data: redactor.value(job === undefined ? added.data : job.data),
     at: roundMs(added.at)
   }
@@ -118,7 +119,7 @@ function processedRecord (processed: ProcessedJob, redactor: Redactor): Processe
     queue: truncate(processed.queue, 200),
     name: truncate(String(job.name), 200),
     attempt: typeof job.attemptsStarted === 'number' && job.attemptsStarted > 0 ? job.attemptsStarted : (job.attemptsMade ?? 0) + 1,
-    attempts: numberOption('attempts', job.opts) ?? 1,
+    attempts: Math.max(1, numberOption('attempts', job.opts) ?? 1),
     outcome: processed.outcome ?? 'running',
     data: redactor.value(job.data)
   }
@@ -136,6 +137,14 @@ const OUTCOMES: Record<ProcessedJobRecord['outcome'], { text: string, kind: stri
   retrying: { text: 'failed, will be retried', kind: 'warning' },
   moved: { text: 'moved back by the processor (delayed, waiting)', kind: 'info' },
   running: { text: 'still running when the profile was made', kind: 'none' }
+}
+
+/** A delay as a person reads it: `250 ms`, `30 s`, `5 min`, `2 h`, `1 d`. */
+export function delayText (ms: number | undefined): string | undefined {
+  if (ms === undefined) return undefined
+  const units: Array<[number, string]> = [[86_400_000, 'd'], [3_600_000, 'h'], [60_000, 'min'], [1000, 's']]
+  for (const [size, unit] of units) if (ms >= size) return `${Number((ms / size).toFixed(1))} ${unit}`
+  return `${ms} ms`
 }
 
 function json (value: unknown): string {
@@ -189,7 +198,7 @@ export const queueCollector: Collector<QueueData> = {
   panel (data, profile) {
     const outcome = data.job === undefined ? undefined : OUTCOMES[data.job.outcome] ?? OUTCOMES.running
     return {
-      job: data.job === undefined ? undefined : { ...data.job, outcomeText: outcome!.text, outcomeKind: outcome!.kind, dataJson: json(data.job.data), addedAt: data.job.addedAt === undefined ? undefined : new Date(data.job.addedAt).toISOString() },
+      job: data.job === undefined ? undefined : { ...data.job, outcomeText: outcome!.text, outcomeKind: outcome!.kind, dataJson: json(data.job.data), delay: delayText(data.job.delay), addedAt: data.job.addedAt === undefined ? undefined : new Date(data.job.addedAt).toISOString() },
       count: data.added.length + data.dropped,
       dropped: data.dropped,
       failed: data.added.filter((job) => job.error !== undefined).length,
@@ -198,6 +207,7 @@ export const queueCollector: Collector<QueueData> = {
         ...job,
         number: index + 1,
         link: job.id === undefined ? undefined : queuedJobPath(profile.token, index + 1),
+        delay: delayText(job.delay),
         dataJson: json(job.data),
         rowClass: job.error !== undefined ? 'row-error' : job.adding === true ? 'row-running' : ''
       }))

@@ -113,6 +113,7 @@ t.test('a request adds jobs: the queue panel lists them; the Worker of this proc
   const panel = (await page(app, `/_profiler/${token}?panel=queue`)).body
   t.match(panel, `<a href="/_profiler/${token}/queue/1" class="job-link">its profile</a>`, 'the panel links each job')
   t.match(panel, /data-panel="queue" class="active"><span>Queue<\/span><span class="badge badge-info">4<\/span>/)
+  t.match(panel, '<td>1 min</td>', 'the delay as a person reads it')
   t.match((await page(app, `/_profiler/${welcome.token}`)).body, /id="job-outcome">completed</, 'a job\'s profile opens on its queue panel')
   t.match((await page(app, `/_wdt/${token}`)).body, /data-kwdt="queue">[\s\S]*?data-kwdt-queue>4</, 'the toolbar counts the jobs added')
 })
