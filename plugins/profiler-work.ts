@@ -38,8 +38,8 @@ export async function registerWorkPanels (app: FastifyInstance, kernel: Kernel, 
   kernel.addCollector(queueCollector).addCollector(mailCollector)
 
   // an added job's own profile, looked up when the link is followed (it may have run since)
-  app.get(`${PROFILER_PATH}/:token/queue/:index`, kit.config('_profiler_queued_job'), async function profilerQueuedJob (request, reply) {
-    const { token, index } = request.params as { token: string, index: string }
+  app.get(`${PROFILER_PATH}/:token/queue/:n`, kit.config('_profiler_queued_job'), async function profilerQueuedJob (request, reply) {
+    const { token, n: index } = request.params as { token: string, n: string }
     const profile = await kit.load(token)
     if (profile === undefined) return kit.page(reply, tokenNotFoundPage(token))
     const found = /^\d{1,6}$/.test(index) ? await queuedJobProfile(profiler.storage, profile, Number(index)) : { job: undefined }
@@ -56,8 +56,8 @@ export async function registerWorkPanels (app: FastifyInstance, kernel: Kernel, 
   })
 
   // a message as it was sent, for a mail client: the raw message the transport read
-  app.get(`${PROFILER_PATH}/:token/mail/:file`, kit.config('_profiler_mail_eml'), async function profilerMailEml (request, reply) {
-    const { token, file } = request.params as { token: string, file: string }
+  app.get(`${PROFILER_PATH}/:token/mail/:eml`, kit.config('_profiler_mail_eml'), async function profilerMailEml (request, reply) {
+    const { token, eml: file } = request.params as { token: string, eml: string }
     const number = /^(\d{1,4})\.eml$/.exec(file)?.[1]
     if (number === undefined) throw new NotFoundHttpException(`No message "${file}": a message is downloaded as <number>.eml.`)
     const profile = await kit.load(token)
