@@ -6,7 +6,7 @@
 import t from 'tap'
 import type { Test } from 'tap'
 import { FlowProducer, Queue, Worker } from 'bullmq'
-import type { Job } from 'bullmq'
+import type { Job, QueueOptions } from 'bullmq'
 import { Redis } from 'ioredis'
 import type { FastifyInstance } from 'fastify'
 import { createKernelApp } from '../../../index.js'
@@ -20,7 +20,7 @@ const connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: 
 let queues = 0
 
 /** A fresh queue name, and its Queue closed at the test's end (before the server stops). */
-function newQueue (t: Test, options: ConstructorParameters<typeof Queue>[1] = { connection }): Queue {
+function newQueue (t: Test, options: QueueOptions = { connection }): Queue {
   const queue = new Queue(`q${++queues}-${t.name.slice(0, 8).replace(/\W/g, '')}`, options)
   t.teardown(() => queue.close())
   return queue
