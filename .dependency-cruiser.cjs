@@ -1,11 +1,17 @@
 /**
- * The folder rules, checked by `npm test` (dependency-cruiser):
+ * The folder rules, checked by `npm test` (dependency-cruiser); docs/architecture.md says why:
  * - no import cycles;
  * - `src/` is the logic and never imports `plugins/` (the Fastify wiring) nor `cli/`;
- * - `routing/`, `errors/` and `http/` import no feature; the features (session, locale,
- *   security, profiler) do not import each other: a feature reads another's per-request state
- *   through its typed slot (`KernelState`), never through its code;
- * - the console (`cli/`) goes through its one internal interface, `plugins/console.ts`.
+ * - the floors of `src/`, from the ground up: `http/`, `errors/` and `routing/`, then `config/`
+ *   (the kernel's own options), then the kernel, then the features: `http/`, `errors/` and
+ *   `routing/` import neither a feature nor `config/`; `config/` imports neither a feature nor
+ *   the kernel; the kernel imports no feature;
+ * - the features (session, locale, security, profiler) do not import each other: a feature
+ *   reads another's per-request state through its typed slot (`KernelState`), never through its
+ *   code; their options are put together where the app is composed (`plugins/kernel-options.ts`);
+ * - the console (`cli/`) goes through its one internal interface, `plugins/console.ts`;
+ * - the package never runs a package it does not depend on (a devDependency such as tap or
+ *   ioredis): the app's own copy is observed, never imported.
  */
 const FEATURES = ['session', 'locale', 'security', 'profiler']
 
@@ -19,6 +25,20 @@ module.exports = {
       comment: 'routing, errors and http are below every feature',
       from: { path: '^src/(routing|errors|http)/' },
       to: { path: `^src/(${FEATURES.join('|')})/` }
+    },
+    {
+      name: 'base-not-to-config',
+      severity: 'error',
+      comment: 'routing, errors and http are below the options: what they need of an option is passed to them',
+      from: { path: '^src/(routing|errors|http)/' },
+      to: { path: '^src/config/' }
+    },
+    {
+      name: 'config-not-to-features',
+      severity: 'error',
+      comment: 'config resolves the kernel\'s own options; each feature resolves its own, put together in plugins/kernel-options.ts',
+      from: { path: '^src/config/' },
+      to: { path: `^src/(kernel|${FEATURES.join('|')})/` }
     },
     ...FEATURES.map((feature) => ({
       name: `${feature}-not-to-other-features`,
@@ -35,6 +55,13 @@ module.exports = {
       to: { path: '^(src|plugins)/', pathNot: '^(plugins/console\\.ts|src/security/index\\.ts)$' }
     },
     {
+      name: 'package-not-to-dev-dependencies',
+      severity: 'error',
+      comment: 'what the package runs is a dependency or a peer: a devDependency (tap, ioredis, pg…) is the tests\' own',
+      from: { path: '^(index\\.ts$|src/|plugins/|cli/)' },
+      to: { dependencyTypes: ['npm-dev', 'npm-no-pkg', 'npm-unknown'], dependencyTypesNot: ['npm-peer', 'type-only', 'type-import'] }
+    },
+    {
       name: 'kernel-not-to-features',
       severity: 'error',
       comment: 'the kernel knows no feature: features plug in through subscriptions, collectors and state slots',
@@ -44,7 +71,8 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(dist|service/dist|node_modules|test/consumer/fixture)' },
+    // node_modules is not followed, but its packages are seen: a devDependency imported is refused
+    exclude: { path: '^(dist|service/dist|test/consumer/fixture)' },
     // type-only imports count: a cycle of types is a cycle a reader walks
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },

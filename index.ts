@@ -1,9 +1,10 @@
 /**
  * fastify-kernel: the Symfony request kernel for Fastify. A small surface: the plugin, an app
  * factory, the server options it needs, the stages, their priorities and tracing channels, the
- * error table; the rest are types. HTTP exceptions, security helpers, session stores and the
- * OpenTelemetry span processor have subpaths of their own (`fastify-kernel/exceptions`,
- * `/security`, `/session`, `/opentelemetry`), loaded only by apps that use them.
+ * error table; the rest are types. HTTP exceptions, security helpers, session stores, the
+ * OpenTelemetry span processor and the profile storage contract have subpaths of their own
+ * (`fastify-kernel/exceptions`, `/security`, `/session`, `/opentelemetry`, `/testing`), loaded
+ * only by apps that use them.
  */
 import './plugins/fastify-augmentation.js'
 import { kernel } from './plugins/kernel.js'
@@ -20,7 +21,7 @@ export { errorCodes } from './src/errors/codes.js'
 export { dump } from './src/profiler/dump.js'
 
 export type { ErrorCode } from './src/errors/codes.js'
-export type { KernelOptions } from './src/config/options.js'
+export type { KernelOptions } from './plugins/kernel-options.js'
 export type { Clock } from './src/clock.js'
 export type { Kernel } from './src/kernel/kernel.js'
 export type { FastifyKernel } from './plugins/fastify-kernel.js'
@@ -47,6 +48,7 @@ export type { RouteDefinition } from './src/routing/route-table.js'
 export type { Collector, CollectedData, FinishedRequest, Badge } from './src/kernel/collector.js'
 export type { ProfilerOptions } from './src/profiler/options.js'
 export type { Profile, ProfileSummary } from './src/profiler/profile.js'
+// an app's own profile storage (`profiler.storage`; docs/profiler.md "Storage"), held to the contract of `fastify-kernel/testing`
 export type { ProfileStorage, ProfileFilter } from './src/profiler/storage/storage.js'
 export type { LogRecord } from './src/profiler/collectors/logs.js'
 export type { ProfiledResponse } from './src/profiler/profiler.js'

@@ -184,10 +184,10 @@ export class AppConsole {
 /** What the security and locale options say of a path, for the route list's flags. */
 function requestServices (kernel: FastifyKernel): RouteServices {
   const security = kernel.options.security
-  const rules = new AccessMap((security?.accessControl ?? []).map((rule) => ({ path: rule.path, roles: [rule.roles].flat(), ...(rule.methods === undefined ? {} : { methods: rule.methods.map((m) => m.toUpperCase()) }) })))
+  const rules = new AccessMap(security?.accessControl ?? [])
   return {
     firewall: (path) => {
-      const firewall = security?.firewalls.find((f) => new RegExp(f.pattern ?? '^/').test(path))
+      const firewall = security?.firewalls.find((f) => f.pattern.test(path))
       return firewall === undefined ? undefined : firewall.security === false ? `${firewall.name} (no security)` : firewall.name
     },
     access: (path, method) => security === undefined ? undefined : rules.match(path, method)?.roles.join('|'),

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
-import type { KernelOptions } from '../src/config/options.js'
+import type { KernelOptions } from './kernel-options.js'
 import { kernel } from './kernel.js'
 import { kernelServerOptions } from './server-options.js'
 

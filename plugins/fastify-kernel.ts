@@ -1,12 +1,16 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { Kernel } from '../src/kernel/kernel.js'
 import { handleException, handleRejectedRequest, notFound } from './lifecycle.js'
+import type { ResolvedKernelOptions } from './kernel-options.js'
 
 /**
  * `app.kernel`: the kernel's registry (stage listeners, route table) and the lifecycle's entry
  * points, for an app's own handlers to hand a request back to the kernel.
  */
 export class FastifyKernel extends Kernel {
+  /** every option resolved: the kernel's own and each configured feature's */
+  declare readonly options: ResolvedKernelOptions
+
   /**
    * For an app with its own not-found handler: answers the request as the kernel would, with
    * the trailing-slash redirect or the exact 404 / 405 through kernel.exception.

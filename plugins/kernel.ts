@@ -1,8 +1,7 @@
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
-import type { KernelOptions } from '../src/config/options.js'
-import { resolveKernelOptions } from '../src/config/options.js'
-import { featureOptionProblems } from '../src/config/feature-options.js'
+import type { KernelOptions } from './kernel-options.js'
+import { resolveKernelOptions } from './kernel-options.js'
 import type { Kernel } from '../src/kernel/kernel.js'
 import type { KernelContext } from '../src/kernel/context.js'
 import { FastifyKernel } from './fastify-kernel.js'
@@ -100,8 +99,9 @@ const BODYLESS = new Set(['GET', 'HEAD', 'TRACE'])
  * for a preParsing hook. (A HEAD twin is made from its GET's options: nothing is added twice.)
  */
 function giveRouteHooks (route: RouteOptions, hooks: RouteHooks): void {
-  const append = <T> (existing: T | T[] | undefined, added: T[]): T[] => {
-    const list = existing === undefined ? [] : Array.isArray(existing) ? [...existing] : [existing]
+  // a hook option set to null is no hook (@fastify/compress reads it so, and replaces it)
+  const append = <T> (existing: T | T[] | null | undefined, added: T[]): T[] => {
+    const list = existing === undefined || existing === null ? [] : Array.isArray(existing) ? [...existing] : [existing]
     for (const hook of added) if (!list.includes(hook)) list.push(hook)
     return list
   }
@@ -116,7 +116,7 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
   if (app.hasDecorator('kernel')) {
     throw new errorCodes.KERNEL_ALREADY_REGISTERED()
   }
-  const options = resolveKernelOptions(rawOptions, await featureOptionProblems(rawOptions))
+  const options = await resolveKernelOptions(rawOptions)
   // what only some apps use is loaded only by them: an app pays for what it configures
   const { TRACE_PARTIALS, createPageRenderer, createTemplateRenderer } = await import('./views.js')
   const { handlebars } = await createTemplateRenderer(app, TRACE_PARTIALS)
@@ -129,7 +129,8 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
     redactor: (): Kernel['redactor'] => kernel.redactor,
     sources,
     formatOfPath: options.formatOfPath,
-    jsonErrors: options.jsonErrors
+    jsonErrors: options.jsonErrors,
+    exposeServerErrors: options.exposeServerErrors
   })
   const kernel = new FastifyKernel(options, new RouteTable(routerOptionsOf(app)), errorController, sources)
   app.decorate('kernel', kernel)
@@ -156,7 +157,7 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
 
   // before the lifecycle: @fastify/session's onRequest hook must load the session before the
   // kernel's onRequest hook runs kernel.request (session listener at 128, firewall at 8)
-  const sessionCookie = options.session === undefined ? null : await (await import('./session.js')).registerSession(app, kernel, options)
+  const sessionCookie = options.session === undefined ? null : await (await import('./session.js')).registerSession(app, kernel, options.session, options.clock)
 
   installLifecycle(app, kernel)
   const bodyTimeout = createBodyTimeout(app, options.bodyTimeout)
@@ -164,11 +165,11 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
   answerConnectRequests(app)
 
   // optional features, each a plugin of its own wired to the kernel's stages as listeners
-  registerLocale(app, kernel, options)
+  if (options.locale !== undefined) registerLocale(app, kernel, options.locale)
   registerRequestSecurity(app, kernel, options.security !== undefined)
-  if (options.security !== undefined) await (await import('./security.js')).registerSecurity(app, kernel, options, sessionCookie)
-  // profiler options are checked in production too, so that a typo fails in every mode
-  if (options.debug || (options.profiler !== undefined && options.profiler !== false)) await (await import('./profiler.js')).registerProfiler(app, kernel, options)
+  if (options.security !== undefined) await (await import('./security.js')).registerSecurity(app, kernel, options.security, options, sessionCookie)
+  // resolved in production too: its redaction policy masks production's logs and error pages
+  if (options.profiler !== undefined) await (await import('./profiler.js')).registerProfiler(app, kernel, options.profiler, options)
   // `app.kernelProfiler.record()` is there in every mode: where no profiler runs it only calls its function
   if (!app.hasDecorator('kernelProfiler')) app.decorate('kernelProfiler', inactiveProfiler)
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { Kernel } from '../src/kernel/kernel.js'
-import type { ResolvedKernelOptions } from '../src/config/options.js'
+import type { ResolvedKernelOptions } from './kernel-options.js'
 import type { Profiler } from '../src/profiler/profiler.js'
 import { packageVersion } from '../src/config/paths.js'
 import { RecordingStopwatch } from '../src/profiler/stopwatch.js'
@@ -17,13 +17,13 @@ import type { ConfiguredFeature } from '../src/profiler/collectors/config.js'
 function features (options: ResolvedKernelOptions, profiler: Profiler): ConfiguredFeature[] {
   const { session, security, locale } = options
   const store = (value: object | undefined, fallback: string): string => value === undefined ? fallback : value.constructor?.name ?? 'custom'
-  const throttling = security?.loginThrottlingStore
+  const throttling = security?.options.loginThrottlingStore
   return [
     {
       name: 'profiler',
       enabled: true,
       details: [
-        { name: 'storage', value: profiler.storage.kind + (profiler.storage.kind === 'file' ? ` (${profiler.options.directory})` : '') },
+        { name: 'storage', value: profiler.storage.kind + (profiler.options.storage === 'file' ? ` (${profiler.options.directory})` : typeof profiler.options.storage === 'object' ? ' (the app\'s own)' : '') },
         { name: 'toolbar', value: profiler.options.toolbar ? 'on' : 'off' },
         { name: 'maxProfiles', value: String(profiler.options.maxProfiles) },
         { name: 'maxSpans', value: String(profiler.options.maxSpans) }

@@ -40,6 +40,7 @@ export async function registerWorkPanels (app: FastifyInstance, kernel: Kernel, 
   // an added job's own profile, looked up when the link is followed (it may have run since)
   app.get(`${PROFILER_PATH}/:token/queue/:n`, kit.config('_profiler_queued_job'), async function profilerQueuedJob (request, reply) {
     const { token, n: index } = request.params as { token: string, n: string }
+    await profiler.untilStored(token)
     const profile = await kit.load(token)
     if (profile === undefined) return kit.page(reply, tokenNotFoundPage(token))
     const found = /^\d{1,6}$/.test(index) ? await queuedJobProfile(profiler.storage, profile, Number(index)) : { job: undefined }
@@ -60,6 +61,8 @@ export async function registerWorkPanels (app: FastifyInstance, kernel: Kernel, 
     const { token, eml: file } = request.params as { token: string, eml: string }
     const number = /^(\d{1,4})\.eml$/.exec(file)?.[1]
     if (number === undefined) throw new NotFoundHttpException(`No message "${file}": a message is downloaded as <number>.eml.`)
+    // asked right after its response (curl, a script), the profile may still be on its way to the storage
+    await profiler.untilStored(token)
     const profile = await kit.load(token)
     if (profile === undefined) throw new NotFoundHttpException(`Token "${token}" not found.`)
     const message = profile.collected.mail?.messages?.[Number(number) - 1]

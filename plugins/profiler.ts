@@ -1,7 +1,7 @@
 import cluster from 'node:cluster'
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify'
 import type { Kernel } from '../src/kernel/kernel.js'
-import type { ResolvedKernelOptions } from '../src/config/options.js'
+import type { ResolvedKernelOptions } from './kernel-options.js'
 import { Priority, Stage } from '../src/kernel/stages.js'
 import { subscription } from '../src/kernel/dispatcher.js'
 import { TRACE_PARTIALS, createTemplateRenderer, KNOWN_HELPERS } from './views.js'
@@ -12,7 +12,6 @@ import { permanentRedirect, redirectLocation } from '../src/routing/redirect.js'
 import { errorCodes } from '../src/errors/codes.js'
 import { reported } from '../src/errors/reported.js'
 import { OutageLog } from '../src/log/outage-log.js'
-import { resolveProfilerOptions } from '../src/profiler/options.js'
 import { Redactor } from '../src/http/redact.js'
 import type { ResolvedProfilerOptions } from '../src/profiler/options.js'
 import { Profiler } from '../src/profiler/profiler.js'
@@ -39,6 +38,7 @@ import { eventsCollector } from '../src/profiler/collectors/events.js'
 import { registerIoPanels } from './profiler-io.js'
 import { registerAppPanels } from './profiler-panels.js'
 import { registerWorkPanels } from './profiler-work.js'
+import { registerCpuProfile } from './profiler-cpu.js'
 import type { Clock } from '../src/clock.js'
 import type { PageModel } from '../src/profiler/pages/pages.js'
 import { lastQueryValue, neighboursOf, noProfilesPage, parseFilter, profilePage, searchPage, tokenNotFoundPage } from '../src/profiler/pages/pages.js'
@@ -51,6 +51,8 @@ const PARTIALS: Record<string, string> = {
 }
 
 async function openStorage (options: ResolvedProfilerOptions, app: FastifyInstance, clock: Clock): Promise<ProfileStorage> {
+  // the app's own, used as is
+  if (typeof options.storage === 'object') return options.storage
   if (options.storage === 'redis') {
     try {
       return await RedisProfileStorage.open({ ...options.redis!, maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs, log: app.log, clock })
@@ -79,19 +81,24 @@ function quietLogLevel (app: FastifyInstance): 'warn' | undefined {
  * The web profiler (debug only): stage listeners record every request, `kernel.terminate`
  * stores it, and the `/_profiler` routes show it. In production nothing is added at all.
  */
-export async function registerProfiler (app: FastifyInstance, kernel: Kernel, options: ResolvedKernelOptions): Promise<void> {
-  // validated in every mode, so that a typo fails in development and production alike
-  const profilerOptions = resolveProfilerOptions(options.profiler, options.debug)
+export async function registerProfiler (app: FastifyInstance, kernel: Kernel, profilerOptions: ResolvedProfilerOptions, options: ResolvedKernelOptions): Promise<void> {
   // its redact options are the policy of every output (pages, profiles, production's logs too)
-  if (profilerOptions !== undefined) kernel.redactor = new Redactor(profilerOptions.redactNames, profilerOptions.redactPattern)
-  if (!options.debug || profilerOptions === undefined) return
+  kernel.redactor = new Redactor(profilerOptions.redactNames, profilerOptions.redactPattern)
+  if (!options.debug) {
+    // the app's own storage was handed over in every mode: production never uses it, and closes it with the app
+    const handed = profilerOptions.storage
+    if (typeof handed === 'object') app.addHook('onClose', async () => { await handed.close() })
+    return
+  }
 
   const storage = await openStorage(profilerOptions, app, options.clock)
-  if (storage.kind === 'memory' && cluster.isWorker) {
+  if (profilerOptions.storage === 'memory' && cluster.isWorker) {
     app.log.warn('fastify-kernel: the profiler keeps profiles in this process\'s memory, and this is a node:cluster worker: a token shown by one worker is "not found" on the others. Use the Redis storage to share profiles between processes.')
   }
   const profiler = new Profiler(profilerOptions, storage, kernel, app.log)
   app.decorate('kernelProfiler', profiler)
+  // the storage is the profiler's, the app's own too (whatever client it was lent stays the app's):
+  // closed after the last saves. (An app's onClose hook added after the kernel runs before this one.)
   app.addHook('onClose', async () => { await profiler.settled(); await storage.close() })
 
   // each request's log records, captured where Fastify creates request.log
@@ -151,7 +158,7 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
     if (collector === undefined || !panels.available(profile).includes(collector)) {
       throw new NotFoundHttpException(`Panel "${named}" is not available for token "${profile.token}".`)
     }
-    const all = await read(storage.find({ limit: profilerOptions!.maxProfiles }))
+    const all = await read(storage.find({ limit: profilerOptions.maxProfiles }))
     const children = await read(storage.find({ parent: profile.token, limit: 50 }))
     return page(reply, profilePage(profile, collector, panels, neighboursOf(profile.token, all), children.reverse()))
   }
@@ -208,6 +215,9 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
     return showProfile(profile, request.query, reply)
   })
 
+  // the CPU profile of one chosen request: its extension, panel, download and the toolbar's button
+  const nextRequestButton = registerCpuProfile(app, kernel, profiler, options.clock, (name) => config(name), read)
+
   // the web debug toolbar's routes, answering as Symfony's ProfilerController::toolbarAction
   const versions = { kernel: packageVersion, fastify: app.version, node: process.versions.node }
   const fragment = (reply: FastifyReply, status: number, html: string): FastifyReply =>
@@ -235,6 +245,6 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, op
     await profiler.untilStored(token)
     const profile = await read(storage.load(token)).catch(() => undefined)
     if (profile === undefined) return fragment(reply, 404, '')
-    return fragment(reply, 200, await render('profiler/toolbar.hbs', toolbarModel(profile, panels, versions)))
+    return fragment(reply, 200, await render('profiler/toolbar.hbs', toolbarModel(profile, panels, versions, nextRequestButton(request))))
   })
 }

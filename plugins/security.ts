@@ -2,10 +2,9 @@ import { createRequire } from 'node:module'
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, preValidationHookHandler } from 'fastify'
 import fastifyFormbody from '@fastify/formbody'
 import type { Kernel } from '../src/kernel/kernel.js'
-import type { ResolvedKernelOptions } from '../src/config/options.js'
+import type { ResolvedCoreOptions } from '../src/config/options.js'
 import { errorCodes } from '../src/errors/codes.js'
-import { resolveSecurityOptions } from '../src/security/options.js'
-import type { ResolvedFirewall } from '../src/security/options.js'
+import type { ResolvedFirewall, ResolvedSecurityOptions } from '../src/security/options.js'
 import { Security } from '../src/security/security.js'
 import { firewallSubscriptions } from '../src/security/firewall-listener.js'
 import { securityExceptionSubscriptions } from '../src/security/exception-listener.js'
@@ -24,8 +23,8 @@ const fastifyCsrfProtection = createRequire(import.meta.url)('@fastify/csrf-prot
  * (kernel.exception, 1), form login and logout routes with their CSRF tokens. Loaded only when
  * the option is given (route access checks and `request.security` are in request-security.ts).
  */
-export async function registerSecurity (app: FastifyInstance, kernel: Kernel, options: ResolvedKernelOptions, sessionCookie: SessionCookie | null): Promise<void> {
-  const { options: securityOptions, firewalls, accessControl, passwordChecks } = resolveSecurityOptions(options.security, sessionCookie !== null)
+export async function registerSecurity (app: FastifyInstance, kernel: Kernel, resolved: ResolvedSecurityOptions, options: ResolvedCoreOptions, sessionCookie: SessionCookie | null): Promise<void> {
+  const { options: securityOptions, firewalls, accessControl, passwordChecks } = resolved
   const security = new Security(securityOptions, firewalls, accessControl, passwordChecks, options.clock)
   app.decorate('kernelSecurity', security)
   if (firewalls.some((f) => (f.formLogin?.csrfParameter ?? f.logout?.csrfParameter ?? null) !== null)) await registerCsrfProtection(app)

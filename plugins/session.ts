@@ -4,8 +4,8 @@ import type { FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyReque
 import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
 import type { Kernel } from '../src/kernel/kernel.js'
-import type { ResolvedKernelOptions } from '../src/config/options.js'
-import { resolveSessionOptions } from '../src/session/options.js'
+import type { ResolvedSessionOptions } from '../src/session/options.js'
+import type { Clock } from '../src/clock.js'
 import { MemorySessionStore } from '../src/session/memory-store.js'
 import { GuardedSessionStore } from '../src/session/guarded-store.js'
 import { holdsUser } from '../src/security/session-token.js'
@@ -21,14 +21,12 @@ const fastifyFlash = createRequire(import.meta.url)('@fastify/flash') as Fastify
  * installs its own onRequest hook: @fastify/session loads the session in an onRequest hook of
  * its own, which must run before kernel.request so that the session is there at priority 128
  * (and for the firewall at 8). Its onSend hook, likewise first, has saved the session and set
- * the cookie before kernel.response runs. Returns the session cookie, or null when sessions are off.
+ * the cookie before kernel.response runs. Returns the session cookie.
  */
-export async function registerSession (app: FastifyInstance, kernel: Kernel, options: ResolvedKernelOptions): Promise<SessionCookie | null> {
-  if (options.session === undefined) return null
-  const session = resolveSessionOptions(options.session)
+export async function registerSession (app: FastifyInstance, kernel: Kernel, session: ResolvedSessionOptions, clock: Clock): Promise<SessionCookie> {
   const signer = new fastifyCookie.Signer(session.secrets, 'sha256')
   const guarded = session.store === undefined ? undefined : new GuardedSessionStore(session.store, session.storeTimeoutMs, app.log)
-  const store = guarded ?? new MemorySessionStore({ maxSessions: session.maxSessions, maxAnonymousSessions: session.maxAnonymousSessions, ttlSeconds: session.ttl, isAuthenticated: holdsUser, clock: options.clock })
+  const store = guarded ?? new MemorySessionStore({ maxSessions: session.maxSessions, maxAnonymousSessions: session.maxAnonymousSessions, ttlSeconds: session.ttl, isAuthenticated: holdsUser, clock })
   if (guarded === undefined && cluster.isWorker) {
     app.log.warn('fastify-kernel: sessions are kept in this process\'s memory, and this is a node:cluster worker: a login on one worker is unknown to the others. Give the session option a shared store (Redis).')
   }

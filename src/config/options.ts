@@ -2,21 +2,19 @@ import { Ajv } from 'ajv'
 import { errorCodes } from '../errors/codes.js'
 import { ajvProblems } from './ajv-problems.js'
 import { fileLinkFormatProblem } from '../errors/file-link.js'
-import type { ProfilerOptions } from '../profiler/options.js'
-import type { SessionOptions } from '../session/options.js'
-import type { LocaleOptions } from '../locale/options.js'
-import type { SecurityOptions } from '../security/options.js'
+import type { ErrorPageFormat, JsonErrors } from '../errors/error-controller.js'
 import { invalidHostPatterns } from '../routing/trusted-hosts.js'
 import type { Clock } from '../clock.js'
 import { isClock, systemClock } from '../clock.js'
 
-/** A format an app or a route may impose on its error responses. */
-export type ErrorPageFormat = 'html' | 'json'
-/** The body of a JSON error: RFC 7807 problem details, or Fastify's own shape. */
-export type JsonErrors = 'problem' | 'fastify'
+export type { ErrorPageFormat, JsonErrors }
 
-/** Options of `app.register(kernel, options)`. */
-export interface KernelOptions {
+/**
+ * The kernel's own options of `app.register(kernel, options)`. The features' options (profiler,
+ * session, locale, security) are the features' own: `KernelOptions` (`plugins/kernel-options.ts`)
+ * puts them together where the app is composed, and each feature resolves its own there.
+ */
+export interface CoreOptions {
   /** detailed error pages and debug headers; default false */
   debug?: boolean
   /** send `X-Robots-Tag: noindex` on every response; default: on in debug, off otherwise */
@@ -37,8 +35,6 @@ export interface KernelOptions {
    * (`vscode`, `phpstorm`, `webstorm`, `idea`, `sublime`, …); `&/from>/to` path mappings may follow
    */
   fileLinkFormat?: string
-  /** the web profiler (debug only; default on in debug): `true`, `false` or its options */
-  profiler?: boolean | ProfilerOptions
   /**
    * milliseconds a request may take to send its body (default 30000; 0: no limit). A body still
    * incomplete then is answered 408 through the error pages and its connection closed
@@ -62,12 +58,12 @@ export interface KernelOptions {
    * already read Fastify's errors
    */
   jsonErrors?: JsonErrors
-  /** sessions on a signed cookie (docs/security.md) */
-  session?: SessionOptions
-  /** default and enabled locales (docs/security.md) */
-  locale?: LocaleOptions
-  /** firewalls, users and access rules (docs/security.md) */
-  security?: SecurityOptions
+  /**
+   * with `jsonErrors: 'fastify'`: a production 5xx's `message` is the error's own, byte for byte
+   * what bare Fastify sends, instead of its status text (default false: nothing internal
+   * reaches a client). Named after http-errors' `expose`, which says the same of one error
+   */
+  exposeServerErrors?: boolean
   /**
    * the time the kernel's stores read: the profile storages (`maxAge`, the Redis storage's retry
    * delay), the default session store (`ttl`) and login throttling (`interval`, in memory).
@@ -77,7 +73,7 @@ export interface KernelOptions {
   clock?: Clock
 }
 
-export interface ResolvedKernelOptions {
+export interface ResolvedCoreOptions {
   debug: boolean
   disallowRobotsIndexing: boolean
   notFoundHandler: boolean
@@ -88,11 +84,7 @@ export interface ResolvedKernelOptions {
   /** the format imposed on the error responses of a path, if any (the `format` option) */
   formatOfPath: (path: string) => ErrorPageFormat | undefined
   jsonErrors: JsonErrors
-  /** the features' own options, passed on as given (each feature validates its own) */
-  profiler: KernelOptions['profiler']
-  session: KernelOptions['session']
-  locale: KernelOptions['locale']
-  security: KernelOptions['security']
+  exposeServerErrors: boolean
   clock: Clock
 }
 
@@ -110,10 +102,7 @@ const schema = {
     // checked by formatProblems: ajv would name an alternative's failures confusingly
     format: { type: ['string', 'object'] },
     jsonErrors: { enum: ['problem', 'fastify'] },
-    profiler: { type: ['boolean', 'object'] },
-    session: { type: 'object' },
-    locale: { type: 'object' },
-    security: { type: 'object' },
+    exposeServerErrors: { type: 'boolean' },
     clock: { type: 'object' },
     // added by Fastify's register() itself
     prefix: { type: 'string' },
@@ -124,18 +113,22 @@ const schema = {
 
 const validate = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true }).compile(schema)
 
-/** Validates the plugin's options and fills in defaults; fails with every problem named. */
-export function resolveKernelOptions (options: unknown, featureProblems: readonly string[] = []): ResolvedKernelOptions {
+/**
+ * Validates the kernel's own options and fills in defaults; fails with every problem named, the
+ * features' (`featureProblems`, found where the app is composed) after the kernel's own, so
+ * that one refusal names every bad option of the call.
+ */
+export function resolveCoreOptions (options: unknown, featureProblems: readonly string[] = []): ResolvedCoreOptions {
   const given = options ?? {}
   const problems = validate(given) ? [] : ajvProblems(validate.errors ?? [], '')
-  const o = given as KernelOptions
+  const o = given as CoreOptions
   if (o.clock !== undefined && !isClock(o.clock)) problems.push('option "clock" must have now() and monotonic() functions')
   const badPatterns = Array.isArray(o.trustedHosts) ? invalidHostPatterns(o.trustedHosts.filter((p) => typeof p === 'string')) : []
   if (badPatterns.length > 0) problems.push(`option "trustedHosts" has patterns that are not regular expressions: ${badPatterns.join('; ')}`)
   problems.push(...formatProblems(o.format))
+  if (o.exposeServerErrors === true && o.jsonErrors !== 'fastify') problems.push('option "exposeServerErrors" applies to Fastify\'s error shape: set jsonErrors: \'fastify\' with it')
   const linkProblem = typeof o.fileLinkFormat === 'string' ? fileLinkFormatProblem(o.fileLinkFormat) : undefined
   if (linkProblem !== undefined) problems.push(linkProblem)
-  // the features' own problems (featureOptionProblems), so that one refusal names them all
   problems.push(...featureProblems)
   if (problems.length > 0) {
     throw new errorCodes.KERNEL_INVALID_OPTIONS(`invalid options: ${problems.join('; ')}.`)
@@ -151,10 +144,7 @@ export function resolveKernelOptions (options: unknown, featureProblems: readonl
     trustedHosts: o.trustedHosts ?? [],
     formatOfPath: formatsByPrefix(o.format),
     jsonErrors: o.jsonErrors ?? 'problem',
-    profiler: o.profiler,
-    session: o.session,
-    locale: o.locale,
-    security: o.security,
+    exposeServerErrors: o.exposeServerErrors ?? false,
     clock: o.clock ?? systemClock
   }
 }
@@ -174,7 +164,7 @@ function formatProblems (option: unknown): string[] {
  * The `format` option as a lookup: one format for every path, or the longest prefix that is
  * the path itself or a parent of it (`/api` covers `/api` and `/api/users`, not `/apiary`).
  */
-function formatsByPrefix (option: KernelOptions['format']): ResolvedKernelOptions['formatOfPath'] {
+function formatsByPrefix (option: CoreOptions['format']): ResolvedCoreOptions['formatOfPath'] {
   if (option === undefined) return () => undefined
   if (typeof option === 'string') return () => option
   const prefixes = Object.entries(option)

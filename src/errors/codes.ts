@@ -50,6 +50,8 @@ export const errorCodes = {
   KERNEL_INVALID_UNIT: createError('KERNEL_INVALID_UNIT', 'fastify-kernel: invalid unit of work: %s.'),
   /** `app.kernelProfiler.profileOf()` of a response that has no profile */
   KERNEL_NOT_PROFILED: createError('KERNEL_NOT_PROFILED', 'fastify-kernel: %s'),
+  /** V8's CPU profiler, through `node:inspector`, refused or failed (a request's CPU profile says so on its panel) */
+  KERNEL_CPU_PROFILE: createError('KERNEL_CPU_PROFILE', 'fastify-kernel: the CPU profile failed: %s'),
   /** the app's error handler and the kernel's cannot both be kept in this order: the message says what to change */
   KERNEL_ERROR_HANDLER_ORDER: createError('KERNEL_ERROR_HANDLER_ORDER', 'fastify-kernel: %s'),
   /** the kernel registered a second time on an app (or a child of one that has it) */

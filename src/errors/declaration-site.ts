@@ -1,5 +1,5 @@
 import { isAbsolute, join, relative, sep } from 'node:path'
-import { packageRoot } from '../config/paths.js'
+import { packageRoot } from './kernel-files.js'
 import { originalPosition } from './source-map.js'
 import { parseStack } from './flatten.js'
 

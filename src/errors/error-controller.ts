@@ -1,9 +1,13 @@
 import type { ErrorFormat } from '../http/negotiate.js'
-import type { JsonErrors } from '../config/options.js'
 import { rawUrlEncode } from '../http/encoding.js'
 import type { FlatException } from './flatten.js'
 import { flattenChain } from './flatten.js'
 import { traceView } from './trace-view.js'
+
+/** A format an app or a route may impose on its error responses. */
+export type ErrorPageFormat = 'html' | 'json'
+/** The body of a JSON error: RFC 7807 problem details, or Fastify's own shape. */
+export type JsonErrors = 'problem' | 'fastify'
 
 /** What the error page shows of the request; every string here is client-controlled. */
 export interface RequestSummary {
@@ -19,6 +23,8 @@ export interface ErrorPageInput {
   format: ErrorFormat
   /** the body of a `json` answer: problem details (default) or Fastify's own shape */
   jsonErrors?: JsonErrors
+  /** Fastify's shape: a production 5xx keeps the error's own message, as bare Fastify's (the `exposeServerErrors` option) */
+  exposeServerErrors?: boolean
   request: RequestSummary
   /** the profile of this request, when the profiler is on */
   profile?: { token: string, link: string }
@@ -76,6 +82,8 @@ export function planErrorResponse (input: ErrorPageInput): ErrorResponsePlan {
       status: outer.statusCode,
       detail: input.debug ? outer.message : outer.statusText
     }
+    // RFC 9457's extension member; kept out of a production 5xx, as its message is
+    if (outer.code !== undefined && (input.debug || outer.statusCode < 500)) body.code = outer.code
     if (input.debug) {
       body.class = outer.class
       body.trace = outer.trace.map(({ function: fn, file, line }) => ({ function: fn, file, line }))
@@ -115,11 +123,12 @@ function isBuiltBody (error: unknown): boolean {
 /**
  * Fastify's own error body, as its default error handler sends it. The message is the error's
  * in debug and for errors a client may read (4xx, or http-errors' `expose`); a production 5xx
- * tells its status text only, as every production answer of the kernel does.
+ * tells its status text only, as every production answer of the kernel does, unless the app
+ * asked for Fastify's own (`exposeServerErrors`).
  */
 function fastifyErrorBody (outer: FlatException, input: ErrorPageInput): Record<string, unknown> {
   const expose = (input.error as { expose?: unknown } | null)?.expose
-  const readable = input.debug || (typeof expose === 'boolean' ? expose : outer.statusCode < 500)
+  const readable = input.debug || (outer.statusCode >= 500 && input.exposeServerErrors === true) || (typeof expose === 'boolean' ? expose : outer.statusCode < 500)
   return {
     statusCode: outer.statusCode,
     ...(outer.code === undefined ? {} : { code: outer.code }),

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { isAbsolute, join, relative, sep } from 'node:path'
 import { LRUCache } from 'lru-cache'
-import { packageRoot } from '../config/paths.js'
+import { packageRoot } from './kernel-files.js'
 import type { FlatException, SourceLine, StackFrame } from './flatten.js'
 import { flattenChain, parseStack } from './flatten.js'
 import { originalPosition } from './source-map.js'

@@ -1,3 +1,5 @@
+import Negotiator from 'negotiator'
+
 export type ErrorFormat = 'html' | 'json' | 'problem'
 
 /** The formats Symfony knows by MIME type; the first accepted type with a known format wins. */
@@ -65,6 +67,24 @@ function negotiate (accept: string): ErrorFormat {
     if (format !== undefined) return format
   }
   return 'html'
+}
+
+const PROBLEM_FIRST = ['application/problem+json', 'application/json'] as const
+let lastProblemAccept: string | undefined
+let lastProblem = true
+
+/**
+ * Whether a client getting a problem-details body takes it as `application/problem+json`
+ * (RFC 9457) rather than `application/json`: it accepts it at least as much, as negotiator ranks
+ * them (quality, then the most specific range, then the header's order). No `Accept`, any type
+ * and `application/*` take it; `application/json` alone, or first, does not.
+ */
+export function acceptsProblemJson (accept: string | undefined): boolean {
+  if (accept === lastProblemAccept) return lastProblem
+  const ranges = accept === undefined ? undefined : accept.split(',', MAX_ACCEPT_ITEMS).join(',')
+  lastProblem = new Negotiator({ headers: { accept: ranges } }).mediaType(PROBLEM_FIRST) === PROBLEM_FIRST[0]
+  lastProblemAccept = accept
+  return lastProblem
 }
 
 /**

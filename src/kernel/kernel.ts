@@ -1,4 +1,4 @@
-import type { ResolvedKernelOptions } from '../config/options.js'
+import type { ResolvedCoreOptions } from '../config/options.js'
 import type { StageName } from './stages.js'
 import type { AnySubscription, ListenerDescription, ListenerOptions, StageListener } from './dispatcher.js'
 import { StageDispatcher } from './dispatcher.js'
@@ -36,7 +36,7 @@ export class Kernel {
    * @param sources debug: stack frames mapped to their sources, shared by the error page and the profiler
    */
   constructor (
-    readonly options: ResolvedKernelOptions,
+    readonly options: ResolvedCoreOptions,
     readonly routes: RouteTable,
     readonly errorController: (event: ExceptionEvent) => void | Promise<void>,
     readonly sources?: SourceExcerpts

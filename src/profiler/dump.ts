@@ -1,4 +1,5 @@
 import { inspect } from 'node:util'
+import { boundedForDump, DUMP_INSPECT } from './dump-bound.js'
 import { currentKernelContext } from '../kernel/async-context.js'
 import { spansOf } from './spans.js'
 import { ProcessShare } from './process-share.js'
@@ -11,6 +12,10 @@ export interface RecordedDump {
   at: number
   /** the caller's line of the stack (`at fn (file:line:column)`), mapped to its source when collected */
   frame?: string
+  /** entries of the value dumped (DUMP_LIMITS) */
+  items?: number
+  /** entries the bounds left out */
+  cut?: number
 }
 
 export interface RecordedDumps {
@@ -30,7 +35,6 @@ declare module '../kernel/context.js' {
 export const MAX_DUMPS = 100
 /** Characters kept of one dump's text. */
 export const MAX_DUMP_TEXT = 64 * 1024
-const INSPECT: Parameters<typeof inspect>[1] = { depth: 4, maxArrayLength: 100, maxStringLength: 10_000, breakLength: 100, compact: 3, colors: false, getters: false }
 
 /** while no profiler is alive in this process, `dump()` returns at once */
 const listening = new ProcessShare()
@@ -50,8 +54,10 @@ function frameOfCaller (): string | undefined {
 
 /**
  * Shows `value` in the profiler's dump panel of the request the calling code runs for
- * (Symfony's `dump()`): inspected at the call (later changes to it do not show), to a bounded
- * depth, with the file and line it was called from; counted on the toolbar. Returns `value`,
+ * (Symfony's `dump()`): inspected at the call (later changes to it do not show), bounded as
+ * Symfony's VarDumper bounds it (DUMP_LIMITS: 2500 items in all, 250 an object, 4 levels,
+ * strings of 10 000 characters; what is left out is counted), with the file and line it was
+ * called from; counted on the toolbar. Returns `value`,
  * so it can wrap an expression.
  *
  * Outside a profiled request — production, start-up, a timer of the app's own, a request the
@@ -69,12 +75,20 @@ export function dump<T> (value: T, label?: string): T {
     return value
   }
   let text: string
+  let items = 0
+  let cut = 0
   try {
-    text = inspect(value, INSPECT)
+    // a bounded copy (DUMP_LIMITS), so that a huge value costs what the bound costs
+    const bounded = boundedForDump(value)
+    items = bounded.items
+    cut = bounded.cut
+    text = inspect(bounded.value, DUMP_INSPECT)
   } catch (error) {
     text = `[cannot be inspected: ${(error as Error).message}]`
   }
   const recorded: RecordedDump = { text: text.length > MAX_DUMP_TEXT ? `${text.slice(0, MAX_DUMP_TEXT)}… (${text.length - MAX_DUMP_TEXT} more characters)` : text, at: context.elapsed() }
+  if (items > 0) recorded.items = items
+  if (cut > 0) recorded.cut = cut
   if (label !== undefined) recorded.label = String(label)
   const frame = frameOfCaller()
   if (frame !== undefined) recorded.frame = frame

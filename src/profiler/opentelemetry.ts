@@ -46,6 +46,8 @@ interface Attribution {
 /** Statements longer than this are cut in the span's name (the statement itself is kept whole for the panel). */
 const NAME_LENGTH = 200
 const INSTRUMENTATION_PREFIX = '@opentelemetry/instrumentation-'
+const PARAMETER = 'db.query.parameter.'
+const INDEX = /^(?:0|[1-9]\d*)$/
 
 /**
  * A span processor for the app's tracer provider:
@@ -118,16 +120,30 @@ function describe (span: ReadableSpan): { kind: string, name: string, data: Reco
 /**
  * The statement's parameters, where the instrumentation reports them: pg's
  * `enhancedDatabaseReporting` (`db.postgresql.values`), or the semantic conventions'
- * `db.query.parameter.<name>` (named: the redaction policy masks them by name).
+ * `db.query.parameter.<key>`: a name (masked by name), or the 0-based index of a positional
+ * one (`db.query.parameter.0` for `$1`), given as a list, so that each is masked by the column
+ * its placeholder goes to, as a driver's positional values are.
  */
 function parametersOf (attributes: Attributes): unknown[] | Record<string, unknown> | undefined {
   const values = attributes['db.postgresql.values']
   if (Array.isArray(values)) return values
   let named: Record<string, unknown> | undefined
+  let count = 0
+  let positional = true
   for (const key in attributes) {
-    if (key.startsWith('db.query.parameter.')) (named ??= {})[key.slice('db.query.parameter.'.length)] = attributes[key]
+    if (!key.startsWith(PARAMETER)) continue
+    const name = key.slice(PARAMETER.length);
+    (named ??= {})[name] = attributes[key]
+    count++
+    if (!INDEX.test(name)) positional = false
   }
-  return named
+  if (named === undefined || !positional) return named
+  const list: unknown[] = []
+  for (let index = 0; index < count; index++) {
+    if (!(String(index) in named)) return named
+    list.push(named[index])
+  }
+  return list
 }
 
 function errorOf (span: ReadableSpan): string {

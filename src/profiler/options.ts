@@ -5,14 +5,17 @@ import type { Network } from './access.js'
 import type { RedisCommands } from '../redis/commands.js'
 import { REDIS_CLIENT_OPTIONS_SCHEMA } from '../redis/commands.js'
 import { DEFAULT_REDACT_PATTERN } from '../http/redact.js'
+import type { ProfileStorage } from './storage/storage.js'
 
 /** Options of the web profiler: `app.register(kernel, { debug: true, profiler: { ... } })`. */
 export interface ProfilerOptions {
   /**
    * where profiles are kept: `memory` (bounded LRU, the plugin's default; per process), `file`
-   * (one process per folder) or `redis` (shared by every process; needs `redis.client`)
+   * (one process per folder), `redis` (shared by every process; needs `redis.client`), or the
+   * app's own storage, an object implementing `ProfileStorage` (docs/profiler.md, "Storage"):
+   * used as is, it keeps its own bounds, and the kernel closes it when the app closes
    */
-  storage?: 'memory' | 'file' | 'redis'
+  storage?: BuiltInStorage | ProfileStorage
   /** folder of the file storage; default `var/profiler` under the working directory */
   directory?: string
   /** the Redis storage: the app's ioredis client (never closed by the kernel), a key prefix, a time bound per call */
@@ -60,6 +63,9 @@ export interface ProfilerOptions {
   thresholds?: { http_client?: number, db?: number, cache?: number, slow_statement?: number, time?: number, templates?: number }
 }
 
+/** The storages the kernel opens itself, from these options. */
+export type BuiltInStorage = 'memory' | 'file' | 'redis'
+
 /** Toolbar thresholds, in milliseconds, by panel. */
 export interface Thresholds {
   http_client: number
@@ -73,7 +79,8 @@ export interface Thresholds {
 export const DEFAULT_THRESHOLDS: Thresholds = { http_client: 1000, db: 100, cache: 50, slow_statement: 10, time: 1000, templates: 100 }
 
 export interface ResolvedProfilerOptions {
-  storage: 'memory' | 'file' | 'redis'
+  /** a built-in storage's name, or the app's own storage */
+  storage: BuiltInStorage | ProfileStorage
   directory: string
   redis: { client: RedisCommands, prefix?: string, commandTimeoutMs: number } | undefined
   maxProfiles: number
@@ -105,7 +112,8 @@ const schema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    storage: { enum: ['memory', 'file', 'redis'] },
+    // a built-in storage's name, or an object: what it must have is checked by storageProblems()
+    storage: { type: ['string', 'object'], if: { type: 'string' }, then: { enum: ['memory', 'file', 'redis'] } },
     directory: { type: 'string', minLength: 1 },
     redis: REDIS_CLIENT_OPTIONS_SCHEMA,
     maxProfiles: { type: 'integer', minimum: 1, maximum: 1_000_000 },
@@ -133,7 +141,27 @@ const schema = {
   }
 } as const
 
-const validate = new Ajv({ allErrors: true, strict: true }).compile(schema)
+const validate = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true }).compile(schema)
+
+/** What a storage object must have (`ProfileStorage`), beside a `kind` and a `size`. */
+const STORAGE_METHODS = ['reserveToken', 'releaseToken', 'save', 'load', 'find', 'purge', 'close'] as const
+/** Options of the storages the kernel opens: a storage object keeps its own bounds. */
+const BUILT_IN_STORAGE_OPTIONS = ['directory', 'redis', 'maxProfiles', 'maxAge', 'maxMemory'] as const
+/** A storage's kind, as pages, logs and the console name it (`memory`, `sqlite`…). */
+const STORAGE_KIND = /^[a-z][a-z0-9_-]{0,31}$/
+
+/** What an app's storage object lacks, each named; and the built-in storages' options given beside it. */
+function storageProblems (storage: Record<string, unknown>, options: Record<string, unknown>): string[] {
+  const problems: string[] = []
+  const lacking: string[] = STORAGE_METHODS.filter((name) => typeof storage[name] !== 'function').map((name) => `${name}()`)
+  if (typeof storage.kind !== 'string') lacking.push('kind')
+  if (typeof storage.size !== 'number') lacking.push('size')
+  if (lacking.length > 0) problems.push(`option "profiler.storage" is not a profile storage: it has no ${lacking.join(', ')} (ProfileStorage, docs/profiler.md "Storage")`)
+  else if (!STORAGE_KIND.test(storage.kind as string)) problems.push(`option "profiler.storage": its kind must be a short lower-case name (${STORAGE_KIND.source}), got ${JSON.stringify(storage.kind)}`)
+  const builtIn = BUILT_IN_STORAGE_OPTIONS.filter((name) => options[name] !== undefined).map((name) => `"profiler.${name}"`)
+  if (builtIn.length > 0) problems.push(`option${builtIn.length > 1 ? 's' : ''} ${builtIn.join(', ')} configure${builtIn.length > 1 ? '' : 's'} the kernel's own storages: a storage object keeps its own bounds`)
+  return problems
+}
 
 function fail (problems: string[]): never {
   throw new errorCodes.KERNEL_INVALID_OPTIONS(`invalid options: ${problems.join('; ')}.`)
@@ -147,11 +175,13 @@ export function resolveProfilerOptions (given: boolean | ProfilerOptions | Recor
   if (given === false || (given === undefined && !defaultOn)) return undefined
   const options = (given === true || given === undefined ? {} : given)
   if (!validate(options)) {
-    fail((validate.errors ?? []).map((e) => {
+    // the `if` of the storage's schema says only that its `then` failed, which names the problem
+    fail((validate.errors ?? []).filter((e) => e.keyword !== 'if').map((e) => {
       if (e.keyword === 'additionalProperties') {
         const parent = e.instancePath === '' ? 'profiler' : `profiler${e.instancePath.replace(/\//g, '.')}`
         return `unknown option "${parent}.${String(e.params.additionalProperty)}"`
       }
+      if (e.instancePath === '/storage' && e.keyword === 'type') return 'option "profiler.storage" must be "memory", "file", "redis" or a storage object'
       const name = `profiler${e.instancePath.replace(/\//g, '.')}`
       const allowed = e.keyword === 'enum' ? ` (${(e.params.allowedValues as string[]).join(', ')})` : ''
       return `option "${name}" ${e.message ?? 'is invalid'}${allowed}`
@@ -177,6 +207,7 @@ export function resolveProfilerOptions (given: boolean | ProfilerOptions | Recor
   if (notHosts.length > 0) {
     problems.push(`option "profiler.allowedHosts": not a host name (no scheme, port or path; an IPv6 address in brackets): ${notHosts.map((host) => JSON.stringify(host)).join(', ')}`)
   }
+  if (typeof o.storage === 'object') problems.push(...storageProblems(o.storage as unknown as Record<string, unknown>, o as Record<string, unknown>))
   if (o.storage === 'redis' && typeof o.redis?.client?.call !== 'function') {
     problems.push('option "profiler.redis.client" must be a Redis client (ioredis) when "profiler.storage" is "redis"')
   }

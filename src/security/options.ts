@@ -175,11 +175,19 @@ function compile (pattern: string, where: string, problems: string[]): RegExp {
   }
 }
 
+/** The `security` option validated: as given, and its firewalls, access rules and limits resolved. */
+export interface ResolvedSecurityOptions {
+  options: SecurityOptions
+  firewalls: ResolvedFirewall[]
+  accessControl: AccessRule[]
+  passwordChecks: PasswordCheckLimits
+}
+
 /**
  * Validates the `security` option; every problem is named at once. `sessionEnabled` decides the
  * default of `stateless` and whether form login is possible.
  */
-export function resolveSecurityOptions (given: unknown, sessionEnabled: boolean): { options: SecurityOptions, firewalls: ResolvedFirewall[], accessControl: AccessRule[], passwordChecks: PasswordCheckLimits } {
+export function resolveSecurityOptions (given: unknown, sessionEnabled: boolean): ResolvedSecurityOptions {
   if (!validate(given)) fail(ajvProblems(validate.errors ?? [], 'security'))
   const options = given as SecurityOptions
   const problems: string[] = []

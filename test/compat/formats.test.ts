@@ -42,14 +42,16 @@ t.test('config.format: an explicit format wins over Accept; no preference keeps 
       const headers = accept === undefined ? { host } : { host, accept }
       const declared = await app.inject({ url: '/api/declared', headers })
       t.equal(declared.statusCode, 400)
-      t.equal(declared.headers['content-type'], 'application/json', `debug ${debug}, Accept ${accept}: JSON`)
+      // RFC 9457: a client that takes any type takes problem+json; one that asks for HTML, plain JSON
+      const json = accept === 'text/html' ? 'application/json' : 'application/problem+json'
+      t.equal(declared.headers['content-type'], json, `debug ${debug}, Accept ${accept}: JSON`)
       t.equal(declared.json().detail, debug ? 'bad input' : 'Bad Request')
       t.equal(declared.headers.vary, 'Accept')
       const page = await app.inject({ url: '/page', headers })
       t.match(page.headers['content-type'], /^text\/html/, `debug ${debug}, Accept ${accept}: a route without a format keeps HTML`)
       const prefixed = await app.inject({ url: '/v2/thing', headers })
       t.equal(prefixed.statusCode, 409)
-      t.equal(prefixed.headers['content-type'], 'application/json', 'a prefix that set its routes\' format')
+      t.equal(prefixed.headers['content-type'], json, 'a prefix that set its routes\' format')
     }
     const problem = await app.inject({ url: '/api/declared', headers: { host, accept: 'application/problem+json' } })
     t.equal(problem.headers['content-type'], 'application/problem+json', 'Accept still picks problem+json among the JSON formats')
@@ -66,7 +68,7 @@ t.test('the format option: the whole app, or by prefix (misses included)', async
   const put = await byPrefix.inject({ method: 'PUT', url: '/api/items', headers: { host } })
   t.equal(put.statusCode, 405)
   t.equal(put.headers.allow, 'POST')
-  t.equal(put.headers['content-type'], 'application/json')
+  t.equal(put.headers['content-type'], 'application/problem+json')
   t.match((await byPrefix.inject({ url: '/apiary', headers: { host } })).headers['content-type'], /^text\/html/, '/apiary is not under /api')
   t.match((await byPrefix.inject({ url: '/page', headers: { host } })).headers['content-type'], /^text\/html/)
   t.match((await byPrefix.inject({ url: '/api/html', headers: { host, accept: 'application/json' } })).headers['content-type'], /^text\/html/, 'a route\'s own format wins over the prefix\'s')

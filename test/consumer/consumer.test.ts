@@ -15,6 +15,8 @@ import { buildOnce, root } from '../build-once.js'
 
 interface NpmTree { path?: string, dependencies?: Record<string, NpmTree> }
 
+const host = 'consumer.test'
+
 /** The folder of every package below a node of `npm ls --json --long`. */
 function packagesOf (node: NpmTree | undefined, found = new Set<string>()): Set<string> {
   for (const child of Object.values(node?.dependencies ?? {})) {
@@ -115,8 +117,28 @@ t.test('the app compiles under strict with skipLibCheck off; typos are type erro
   t.equal(sessionOutput.trim(), '', "with `import type {} from 'fastify-kernel/session'`, flash and CSRF tokens are typed")
 })
 
+t.test('fastify-kernel/testing: the app holds its own storage to the contract, then the kernel stores its profiles there', async (t) => {
+  interface StorageModule {
+    checkStorage: () => Promise<{ passed: number, failed: string[] }>
+    ArrayStorage: new (settings: { maxProfiles: number, maxAgeMs: number, clock: { now: () => number, monotonic: () => number } }) => { size: number }
+    appWithStorage: (storage: object) => Promise<FastifyInstance>
+  }
+  const { checkStorage, ArrayStorage, appWithStorage } = await import(pathToFileURL(join(app, 'dist/storage-contract.js')).href) as StorageModule
+  const { passed, failed } = await checkStorage()
+  t.same(failed, [], 'the app\'s storage keeps every rule, run without a test framework')
+  t.ok(passed > 50, `${passed} checks passed`)
+  const storage = new ArrayStorage({ maxProfiles: 10, maxAgeMs: 60_000, clock: { now: () => Date.now(), monotonic: () => performance.now() } })
+  const withStorage = await appWithStorage(storage)
+  t.teardown(() => withStorage.close())
+  const res = await withStorage.inject({ url: '/', headers: { host } })
+  const token = String(res.headers['x-debug-token'])
+  t.match(token, /^[0-9a-f]{6}$/)
+  await (withStorage as unknown as { kernelProfiler: { profileOf: (token: string) => Promise<unknown> } }).kernelProfiler.profileOf(token)
+  t.equal(storage.size, 1, 'stored in the app\'s storage')
+  t.equal((await withStorage.inject({ url: `/_profiler/${token}`, headers: { host } })).statusCode, 200, 'and shown')
+})
+
 interface ConsumerModule { build: (order: 'kernel first' | 'kernel last', debug: boolean) => Promise<FastifyInstance> }
-const host = 'consumer.test'
 const origin = 'https://front.test'
 
 for (const order of ['kernel first', 'kernel last'] as const) {

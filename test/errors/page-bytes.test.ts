@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import t from 'tap'
 import type { Test } from 'tap'
-import { packageRoot } from '../../src/config/paths.js'
+import { packageRoot } from '../../src/errors/kernel-files.js'
 import { buildApp } from '../helpers.js'
 
 /**

@@ -115,7 +115,7 @@ t.test("Fastify's own errors keep their 4xx status and get the same pages", asyn
   t.teardown(() => app.close())
   let res = await app.inject({ method: 'POST', url: '/form', headers: { host, 'content-type': 'application/json', accept: 'application/json' }, payload: '{"broken": ' })
   t.equal(res.statusCode, 400)
-  t.same(res.json(), { type: 'https://tools.ietf.org/html/rfc2616#section-10', title: 'An error occurred', status: 400, detail: 'Bad Request' })
+  t.same(res.json(), { type: 'https://tools.ietf.org/html/rfc2616#section-10', title: 'An error occurred', status: 400, detail: 'Bad Request', code: 'FST_ERR_CTP_INVALID_JSON_BODY' }, 'the error\'s code, an RFC 9457 extension member')
   res = await app.inject({ method: 'POST', url: '/form', headers: { host, 'content-type': 'application/json' }, payload: JSON.stringify({ big: 'x'.repeat(500) }) })
   t.equal(res.statusCode, 413)
   t.match(res.body, 'The server returned a "413 Payload Too Large".')

@@ -88,7 +88,7 @@ for (const order of ['kernel first', 'kernel last'] as const) {
     const invalid = await app.inject({ method: 'POST', url: '/items', headers: json, payload: { nope: 1 } })
     t.equal(invalid.statusCode, 400, 'schema validation still answers 400')
     // a route registered before the kernel answers its errors through the kernel too
-    t.same(invalid.json(), { type: 'https://tools.ietf.org/html/rfc2616#section-10', title: 'An error occurred', status: 400, detail: 'Bad Request' })
+    t.same(invalid.json(), { type: 'https://tools.ietf.org/html/rfc2616#section-10', title: 'An error occurred', status: 400, detail: 'Bad Request', code: 'FST_ERR_VALIDATION' })
     // a miss never reads its body: a malformed or unsupported one is still the routing 404
     const badJson = await app.inject({ method: 'POST', url: '/nope', headers: { ...json, 'content-type': 'application/json' }, payload: '{"broken' })
     t.equal(badJson.statusCode, 404)

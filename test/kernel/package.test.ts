@@ -20,9 +20,9 @@ t.test('the package entry exports a small runtime surface; the rest are types', 
   t.ok(names.length <= 20, `${names.length} runtime exports (at most 20)`)
 })
 
-t.test('subpaths: HTTP and security exceptions, security helpers, session stores, the OpenTelemetry span processor', async (t) => {
+t.test('subpaths: HTTP and security exceptions, security helpers, session stores, the OpenTelemetry span processor, the storage contract', async (t) => {
   const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, { types: string, import: string } | string> }
-  t.same(Object.keys(manifest.exports), ['.', './exceptions', './security', './session', './opentelemetry', './package.json'])
+  t.same(Object.keys(manifest.exports), ['.', './exceptions', './security', './session', './opentelemetry', './testing', './package.json'])
   for (const [path, target] of Object.entries(manifest.exports)) {
     if (typeof target === 'string') continue
     t.ok(existsSync(join(root, target.import)), `${path}: ${target.import} is built`)
@@ -39,6 +39,10 @@ t.test('subpaths: HTTP and security exceptions, security helpers, session stores
   ])
   t.same(exportsOf((manifest.exports['./session'] as { import: string }).import), ['GuardedSessionStore', 'MIN_SECRET_LENGTH', 'MemorySessionStore'])
   t.same(exportsOf((manifest.exports['./opentelemetry'] as { import: string }).import), ['KernelSpanProcessor', 'RECORDED_BY_CHANNELS'])
+  // the suite an app runs against its own storage: no test framework comes with it
+  const testing = (manifest.exports['./testing'] as { import: string }).import
+  t.same(exportsOf(testing), ['profileStorageContract'])
+  t.notMatch(readFileSync(join(root, testing), 'utf8'), /\bfrom ['"]|\bimport\(/, 'the testing subpath imports nothing at run time')
 })
 
 /** The packages a process has loaded after registering the kernel with `options`. */

@@ -96,6 +96,49 @@ t.test('bounded: 100 dumps a request are kept, the rest counted; a long text is 
   t.match((await page(app, `/_profiler/${token}?panel=dump`)).body, '+6 more dumps, not kept')
 })
 
+t.test('bounded as Symfony\'s VarDumper: a million keys cost what the bound costs, and what is left out is counted', async (t) => {
+  const million: Record<string, number> = {}
+  for (let i = 0; i < 1_000_000; i++) million[`k${i}`] = i
+  const rows = Array.from({ length: 1000 }, (_value, id) => ({ id, a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8, i: 9 }))
+  const map = new Map(Array.from({ length: 300_000 }, (_value, i) => [i, i]))
+  const cyclic: Record<string, unknown> = { name: 'ada' }
+  cyclic.self = cyclic
+  const app = await buildApp({ debug: true }, {}, (app) => {
+    app.get('/huge', async () => {
+      dump(million, 'a million keys')
+      dump(rows, 'a thousand rows')
+      dump(map, 'a large Map')
+      dump(cyclic, 'a cycle')
+      dump(Object.assign(Object.create(null), { small: { x: 1 } }) as object, 'small')
+      return 'ok'
+    })
+  })
+  t.teardown(() => app.close())
+  const { profile, token } = await profiled(app, { url: '/huge' })
+  const [keys, list, large, cycle, small] = profile.collected.dump!.dumps
+  t.equal(keys.items, 250, 'an object: 250 of its keys (maxItemsPerDepth)')
+  t.equal(keys.cut, 999_750, 'the others counted')
+  t.equal(keys.text.match(/\bk\d+: \d+/g)?.length, 250, 'the text has the 250 kept')
+  t.match(keys.text, /k249: 249,\s+\.\.\. 999750 more keys\n\}$/, 'and says how many more there are')
+  t.notMatch(keys.text, 'k250:')
+
+  t.equal(list.items, 2500, 'a list of rows: 2500 items in all (maxItems), breadth-first')
+  t.equal(list.cut, 750, 'the 750 rows past 250 counted (the 25 rows elided whole are not read)')
+  t.equal(list.text.match(/\{ id: \d+/g)?.length, 225, '225 rows with their fields (250 + 225 × 10 = 2500)')
+  t.equal(list.text.match(/\[Object\]/g)?.length, 25, 'the last 25 kept rows elided, as inspect elides depth')
+  t.match(list.text, '... 750 more items')
+
+  t.equal(large.items, 250)
+  t.match(large.text, /^Map\(300000\) \{/, 'a Map keeps its size')
+  t.match(large.text, '... 299750 more items')
+  t.match(cycle.text, /<ref \*1> \{ name: 'ada', self: \[Circular \*1\] \}/, 'a cycle shown as inspect shows it')
+  t.equal(cycle.cut, undefined, 'nothing cut')
+  t.match(small.text, '[Object: null prototype] { small: { x: 1 } }', 'what the bound does not reach is inspected as it was')
+
+  const panel = (await page(app, `/_profiler/${token}?panel=dump`)).body
+  t.match(panel, '250 items dumped, 999750 left out (at most 2500 a dump, 250 an object, array, Map or Set).')
+})
+
 t.test('outside a profiled request a dump records nothing: start-up, the app\'s own timers, after the response', async (t) => {
   let late: Promise<void> | undefined
   const app = await buildApp({ debug: true }, {}, (app) => {

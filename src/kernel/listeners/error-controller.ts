@@ -4,12 +4,11 @@ import { Priority, Stage } from '../stages.js'
 import { subscription } from '../dispatcher.js'
 import type { KernelResponse } from '../../http/response.js'
 import type { KernelContext } from '../context.js'
-import type { ErrorPageInput, RequestSummary } from '../../errors/error-controller.js'
+import type { ErrorPageFormat, ErrorPageInput, JsonErrors, RequestSummary } from '../../errors/error-controller.js'
 import { planErrorResponse } from '../../errors/error-controller.js'
 import { headersOf, statusOf } from '../../errors/flatten.js'
-import { imposedErrorFormat, preferredErrorFormat } from '../../http/negotiate.js'
+import { acceptsProblemJson, imposedErrorFormat, preferredErrorFormat } from '../../http/negotiate.js'
 import type { ErrorFormat } from '../../http/negotiate.js'
-import type { ErrorPageFormat, JsonErrors } from '../../config/options.js'
 import { headerText } from '../../http/encoding.js'
 import { REDACTED } from '../../http/redact.js'
 import type { Redactor } from '../../http/redact.js'
@@ -55,37 +54,43 @@ export interface ErrorControllerOptions {
   formatOfPath?: (path: string) => ErrorPageFormat | undefined
   /** the body of JSON errors (the `jsonErrors` option) */
   jsonErrors?: JsonErrors
+  /** Fastify's shape: production 5xx keep their own message (the `exposeServerErrors` option) */
+  exposeServerErrors?: boolean
 }
 
 /**
  * The format of an error response: the one the route imposes (its `config.format`, recorded as
  * `_format` by the router listener, as Symfony's route default), else the app's for the path,
- * else what `Accept` asks for.
+ * else what `Accept` asks for. A problem-details body goes as `application/problem+json`
+ * (RFC 9457) to a client that accepts it as much as `application/json`.
  */
-function errorFormatOf (event: ExceptionEvent, formatOfPath: ErrorControllerOptions['formatOfPath']): ErrorFormat {
-  const accepted = preferredErrorFormat(event.request.headers.accept)
+function errorFormatOf (event: ExceptionEvent, formatOfPath: ErrorControllerOptions['formatOfPath'], jsonErrors: JsonErrors): ErrorFormat {
+  const accept = event.request.headers.accept
+  const accepted = preferredErrorFormat(accept)
   const routeFormat = event.context.attributes._format
   const imposed = routeFormat === 'json' || routeFormat === 'html'
     ? routeFormat
     : formatOfPath?.(event.context.uri?.path ?? event.request.url.split('?', 1)[0])
-  return imposedErrorFormat(accepted, imposed)
+  const format = imposedErrorFormat(accepted, imposed)
+  return format === 'json' && jsonErrors === 'problem' && acceptsProblemJson(accept) ? 'problem' : format
 }
 
 /**
  * The error controller as the last kernel.exception listener (priority -128): it answers
  * every exception no earlier listener answered, in the format the client accepts.
  */
-export function createErrorController ({ debug, render, extensions, redactor, sources, formatOfPath, jsonErrors = 'problem' }: ErrorControllerOptions) {
+export function createErrorController ({ debug, render, extensions, redactor, sources, formatOfPath, jsonErrors = 'problem', exposeServerErrors = false }: ErrorControllerOptions) {
   // a production answer depends on its format and status alone (and the exception's own
   // headers, such as Allow): made once, then answered synchronously without planning it again
   const productionAnswers = new Map<string, { contentType: string, body: string }>()
 
   return function errorController (event: ExceptionEvent): void | Promise<void> {
-    const format = errorFormatOf(event, formatOfPath)
-    // a body that depends on more than the format and status is planned each time: Fastify's
-    // shape (its message), and a body another plugin built
+    const format = errorFormatOf(event, formatOfPath, jsonErrors)
+    // a body that depends on more than the format, status and code is planned each time:
+    // Fastify's shape (its message), and a body another plugin built
     const cacheable = !debug && event.error instanceof Error && (format !== 'json' || jsonErrors === 'problem')
-    const key = cacheable ? `${format}:${statusOf(event.error)}` : ''
+    const code = cacheable && format !== 'html' ? (event.error as { code?: unknown }).code : undefined
+    const key = cacheable ? `${format}:${statusOf(event.error)}:${typeof code === 'string' ? code : ''}` : ''
     const made = cacheable ? productionAnswers.get(key) : undefined
     if (made !== undefined) {
       const headers = headersOf(event.error)
@@ -98,6 +103,7 @@ export function createErrorController ({ debug, render, extensions, redactor, so
       debug,
       format,
       jsonErrors,
+      exposeServerErrors,
       // only debug pages show the request
       request: debug ? summarizeRequest(event.request, event.context, redactor()) : { method: event.request.method, url: '', headers: [], attributes: [] }
     }

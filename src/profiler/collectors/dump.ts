@@ -3,6 +3,7 @@ import type { SourceExcerpts } from '../../errors/source-excerpt.js'
 import { parseStack } from '../../errors/flatten.js'
 import { truncate } from '../../http/redact.js'
 import { roundMs } from './events.js'
+import { DUMP_LIMITS } from '../dump-bound.js'
 
 /** One `dump()` as the panel shows it. */
 export interface DumpEntry {
@@ -15,6 +16,10 @@ export interface DumpEntry {
   file?: string
   line?: number
   link?: string
+  /** entries of the value dumped, within the dump's bounds (DUMP_LIMITS) */
+  items?: number
+  /** entries the bounds left out */
+  cut?: number
 }
 
 export interface DumpData {
@@ -51,7 +56,7 @@ export function dumpCollector (sources: SourceExcerpts | undefined): Collector<D
       required: ['dumps', 'dropped'],
       properties: {
         dropped: { type: 'number' },
-        dumps: { type: 'array', items: { type: 'object', required: ['text', 'at'], properties: { text: { type: 'string' }, at: { type: 'number' }, label: { type: 'string' }, file: { type: 'string' }, line: { type: 'number' } } } }
+        dumps: { type: 'array', items: { type: 'object', required: ['text', 'at'], properties: { text: { type: 'string' }, at: { type: 'number' }, label: { type: 'string' }, file: { type: 'string' }, line: { type: 'number' }, items: { type: 'number' }, cut: { type: 'number' } } } }
       }
     },
     collect ({ context }) {
@@ -62,6 +67,8 @@ export function dumpCollector (sources: SourceExcerpts | undefined): Collector<D
         dumps: recorded.dumps.map((dumped) => {
           const entry: DumpEntry = { text: dumped.text, at: roundMs(dumped.at) }
           if (dumped.label !== undefined) entry.label = truncate(dumped.label, 200)
+          if (dumped.items !== undefined) entry.items = dumped.items
+          if (dumped.cut !== undefined) entry.cut = dumped.cut
           const frame = parseStack(dumped.frame)[0]
           if (frame !== undefined) {
             const located = sources?.locate(frame) ?? frame
@@ -74,7 +81,7 @@ export function dumpCollector (sources: SourceExcerpts | undefined): Collector<D
       }
     },
     panel (data) {
-      return { count: data.dumps.length, dropped: data.dropped, dumps: data.dumps.map((d, index) => ({ ...d, index: index + 1 })) }
+      return { count: data.dumps.length, dropped: data.dropped, limits: DUMP_LIMITS, dumps: data.dumps.map((d, index) => ({ ...d, index: index + 1 })) }
     },
     badge (data) {
       return { text: String(data.dumps.length + data.dropped), kind: 'info' }

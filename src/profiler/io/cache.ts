@@ -1,4 +1,5 @@
 import { getKeyIndexes } from '@ioredis/commands'
+import { maskRedisArguments, maskRedisError } from '../../redis/secret-arguments.js'
 import type { KernelTraffic } from '../../kernel/async-context.js'
 import type { Redactor } from '../../http/redact.js'
 import { REDACTED, truncate } from '../../http/redact.js'
@@ -43,7 +44,7 @@ export const cacheChannels: readonly ChannelSubscription[] = [
 export interface CacheSpanData {
   command: string
   keys: string[]
-  /** the arguments after the command's name, as the client published them (its own masking: `?`), cut */
+  /** the arguments after the command's name, as the client published them (its own masking: `?`), passwords masked, cut */
   args: string[]
   client: string
   database?: number
@@ -80,10 +81,11 @@ function keysOf (command: string, args: readonly string[]): string[] {
 }
 
 /**
- * Raw call → the span's data: keys found, arguments cut, the session id in the kernel's own keys
- * masked. (The redaction policy goes by names; a key is none, and values of writes are already `?`.)
+ * Raw call → the span's data: keys found, arguments cut, passwords masked (CONFIG SET
+ * requirepass, ACL SETUSER >password…: src/redis/secret-arguments.ts, also in the failure's
+ * message), the session id in the kernel's own keys masked. (Values of writes are already `?`.)
  */
-export function formatCacheSpan (span: Span, _redactor: Redactor): void {
+export function formatCacheSpan (span: Span, redactor: Redactor): void {
   const call = span.data as unknown
   if (!(call instanceof RedisCall)) return
   const { context, traffic } = call
@@ -98,7 +100,9 @@ export function formatCacheSpan (span: Span, _redactor: Redactor): void {
     // node-redis puts the command's name first
     if (call.client === 'node-redis') all.shift()
     command = String(context.command ?? '').toUpperCase()
-    args = (SCRIPTS.has(command) ? scriptArgs(all) : all).map(hide)
+    const masked = maskRedisArguments(command, (SCRIPTS.has(command) ? scriptArgs(all) : all).map(hide), (name) => redactor.isSecret(name))
+    args = masked.args
+    if (span.error !== undefined) span.error = maskRedisError(span.error, masked)
   }
   const keys = keysOf(command, args)
   const shown = args.slice(0, MAX_ARGS).map((arg) => truncate(arg, MAX_ARG))

@@ -6,6 +6,7 @@ import type { ChannelSubscription } from './channels.js'
 import type { TracedContext } from './traced-call.js'
 import { tracedCalls } from './traced-call.js'
 import { analyzeSql } from './sql.js'
+import { maskRedisArguments } from '../../redis/secret-arguments.js'
 import type { SqlAnalysis } from './sql.js'
 
 export const DB = 'db'
@@ -91,42 +92,76 @@ function cut (value: unknown, redactor: Redactor): unknown {
   return typeof safe === 'string' ? truncate(safe, MAX_PARAM) : safe
 }
 
-/** Secret by the name it is given (`:password`) or by the column it goes to (`password = ?`). */
-function maskedParams (values: unknown, analysis: SqlAnalysis, redactor: Redactor): unknown[] | Record<string, unknown> | undefined {
+/** The parameters of a statement's secret slots (by their `$n`/`?` rank or `:name`). */
+function secretSlots (analysis: SqlAnalysis, redactor: Redactor): { indexes: Set<number>, names: Set<string> } {
+  const indexes = new Set<number>()
+  const names = new Set<string>()
+  for (const slot of analysis.slots) {
+    if (slot.literal || slot.column === undefined || !redactor.isSecret(slot.column)) continue
+    if (slot.index !== undefined) indexes.add(slot.index)
+    if (slot.name !== undefined) names.add(slot.name)
+  }
+  return { indexes, names }
+}
+
+/** a positional parameter reported by name as its 0-based index (OpenTelemetry's `db.query.parameter.0`) */
+const INDEX_NAME = /^(?:0|[1-9]\d{0,5})$/
+
+/**
+ * Secret by the name it is given (`:password`) or by the column it goes to (`password = ?`);
+ * a parameter named by its index goes to the column of that rank.
+ */
+function maskedParams (values: unknown, analysis: SqlAnalysis, redactor: Redactor, secrets: string[]): unknown[] | Record<string, unknown> | undefined {
   if (values === undefined || values === null) return undefined
   // no placeholder: the driver put the values into the statement itself (mysql2's query()), where
   // they are shown, and masked by their column
   if (analysis.slots.every((slot) => slot.literal)) return undefined
-  const secretIndexes = new Set<number>()
-  const secretNames = new Set<string>()
-  for (const slot of analysis.slots) {
-    if (slot.literal || slot.column === undefined || !redactor.isSecret(slot.column)) continue
-    if (slot.index !== undefined) secretIndexes.add(slot.index)
-    if (slot.name !== undefined) secretNames.add(slot.name)
+  const secret = secretSlots(analysis, redactor)
+  const hidden = (value: unknown): string => {
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint') secrets.push(String(value))
+    return REDACTED
   }
   if (Array.isArray(values)) {
-    const shown = values.slice(0, MAX_PARAMS).map((value, index) => secretIndexes.has(index) ? REDACTED : cut(value, redactor))
+    const shown = values.slice(0, MAX_PARAMS).map((value, index) => secret.indexes.has(index) ? hidden(value) : cut(value, redactor))
     if (values.length > MAX_PARAMS) shown.push(`… ${values.length - MAX_PARAMS} more`)
     return shown
   }
   if (typeof values !== 'object') return [cut(values, redactor)]
   const out: Record<string, unknown> = {}
   for (const [name, value] of Object.entries(values).slice(0, MAX_PARAMS)) {
-    out[name] = secretNames.has(name) || redactor.isSecret(name) ? REDACTED : cut(value, redactor)
+    const byIndex = INDEX_NAME.test(name) && secret.indexes.has(Number(name))
+    out[name] = byIndex || secret.names.has(name) || redactor.isSecret(name) ? hidden(value) : cut(value, redactor)
   }
   return out
 }
 
-/** The statement with the literal values of secret columns masked. */
-function maskedStatement (statement: string, analysis: SqlAnalysis, redactor: Redactor): string {
+/** a literal's quotes and prefix (`'…'`, `E'…'`, `$tag$…$tag$`): what a server's error message may quote of it is inside */
+const QUOTES = /^[^'"`$]*(?:\$[^$]*\$|['"`])|(?:\$[^$]*\$|['"`])$/g
+
+/** The statement with the literal values of secret columns masked; `secrets` gets the values taken out. */
+function maskedStatement (statement: string, analysis: SqlAnalysis, redactor: Redactor, secrets: string[]): string {
   let out = statement
   for (let i = analysis.slots.length - 1; i >= 0; i--) {
     const slot = analysis.slots[i]!
     if (slot.literal && slot.column !== undefined && redactor.isSecret(slot.column)) {
+      const literal = out.slice(slot.start, slot.end)
+      secrets.push(literal, literal.replace(QUOTES, ''))
       out = `${out.slice(0, slot.start)}'${REDACTED}'${out.slice(slot.end)}`
     }
   }
   return out
+}
+
+/**
+ * A Redis command as OpenTelemetry's Redis instrumentations report it (`db.query.text`: the
+ * command and its arguments, joined by spaces, those they do not know to be safe as `?`), its
+ * passwords masked by the Cache panel's table (`CONFIG SET requirepass …`).
+ */
+function maskedRedisStatement (statement: string, redactor: Redactor, secrets: string[]): string {
+  const [command = '', ...args] = statement.split(' ')
+  const masked = maskRedisArguments(command, args, (name) => redactor.isSecret(name))
+  secrets.push(...masked.secrets)
+  return [command, ...masked.args].join(' ')
 }
 
 /**
@@ -146,11 +181,18 @@ export function formatDbSpan (span: Span, redactor: Redactor): void {
   const call = span.data instanceof SqlCall ? span.data : plainCall(span.data)
   if (call === undefined) return
   const { context } = call
-  const analysis = analyzeSql(context.query, call.system)
-  const statement = maskedStatement(context.query, analysis, redactor)
+  const secrets: string[] = []
+  // a Redis command's passwords are no SQL literals: masked first, then the command read as one
+  const query = call.system === 'redis' ? maskedRedisStatement(context.query, redactor, secrets) : context.query
+  const analysis = analyzeSql(query, call.system)
+  const statement = maskedStatement(query, analysis, redactor, secrets)
   const data: DbSpanData = { system: call.system, statement: truncate(statement), shape: truncate(analysis.shape), driver: call.driver }
-  const params = maskedParams(context.values, analysis, redactor)
+  const params = maskedParams(context.values, analysis, redactor, secrets)
   if (params !== undefined) data.params = params
+  // a server's error may quote the statement where it failed (MariaDB's `near '…'`)
+  if (span.error !== undefined) {
+    for (const secret of secrets) if (secret !== '') span.error = span.error.replaceAll(secret, REDACTED)
+  }
   const rows = rowsOf(context)
   if (rows !== undefined) data.rows = rows
   if (typeof context.database === 'string' && context.database !== '') data.database = context.database

@@ -42,7 +42,12 @@ const COMPARISON_WORDS = new Set(['LIKE', 'ILIKE', 'BY'])
 /** after `INTO`, a word before `(` that is no table name */
 const NOT_A_TABLE = new Set(['VALUES', 'VALUE', 'SELECT'])
 
-function tokenize (sql: string, mysql: boolean): Token[] {
+/** a string's prefix glued to its quote: PostgreSQL's `E'…'` (backslash escapes), `N'…'`, `X'…'`, `B'…'`, MySQL's `_utf8mb4'…'` */
+const STRING_PREFIX = /^(?:[EeNnXxBb]|_\w+)$/
+/** PostgreSQL's dollar quote's opening tag: `$$`, `$body$` */
+const DOLLAR_TAG = /^\$(?:[A-Za-z_\u0080-\uffff][\w\u0080-\uffff]*)?\$/
+
+function tokenize (sql: string, mysql: boolean, postgres: boolean): Token[] {
   const tokens: Token[] = []
   let i = 0
   const n = sql.length
@@ -86,12 +91,22 @@ function tokenize (sql: string, mysql: boolean): Token[] {
       type = 'number'
     } else if (c === '?') {
       i++; type = 'placeholder'
+    } else if (postgres && c === '$' && DOLLAR_TAG.test(sql.slice(i, i + 64))) {
+      const tag = DOLLAR_TAG.exec(sql.slice(i, i + 64))![0]
+      const close = sql.indexOf(tag, i + tag.length)
+      i = close === -1 ? n : close + tag.length; type = 'string'
     } else if (c === '$' && DIGIT.test(sql[i + 1] ?? '')) {
       i++; while (i < n && DIGIT.test(sql[i]!)) i++; type = 'placeholder'
     } else if ((c === ':' || c === '@' || c === '$') && WORD_START.test(sql[i + 1] ?? '') && sql[i - 1] !== ':') {
       i++; while (i < n && /\w/.test(sql[i]!)) i++; type = 'placeholder'
     } else if (WORD_START.test(c)) {
       i++; while (i < n && WORD.test(sql[i]!)) i++; type = 'word'
+      const prefix = sql.slice(start, i)
+      if (sql[i] === '\'' && STRING_PREFIX.test(prefix)) {
+        i = quoted('\'', mysql || prefix === 'E' || prefix === 'e'); type = 'string'
+      } else if (postgres && (prefix === 'U' || prefix === 'u') && sql[i] === '&' && sql[i + 1] === '\'') {
+        i++; i = quoted('\'', false); type = 'string'
+      }
     } else if (/[<>=!]/.test(c)) {
       i++; while (i < n && /[<>=!]/.test(sql[i]!)) i++; type = 'op'
     } else {
@@ -111,26 +126,57 @@ function columnName (sql: string, token: Token | undefined): string | undefined 
   return dot === -1 ? text : text.slice(dot + 1)
 }
 
+/** functions whose arguments are passwords: MySQL's and MariaDB's `PASSWORD('…')`, `OLD_PASSWORD('…')` */
+const PASSWORD_FUNCTIONS = new Set(['PASSWORD', 'OLD_PASSWORD'])
+/** the words right before a password: `[ENCRYPTED] PASSWORD '…'` (PostgreSQL's roles, MySQL's `IDENTIFIED BY PASSWORD '…'`, a foreign server's options), MySQL's `REPLACE '<current password>'` */
+const BEFORE_PASSWORD = new Set(['PASSWORD', 'REPLACE'])
+/** `IDENTIFIED BY '…'`, `IDENTIFIED WITH <plugin> BY|AS '…'`, `IDENTIFIED VIA <plugin> USING '…'` */
+const IDENTIFIED_HOW = new Set(['WITH', 'VIA'])
+const IDENTIFIED_BY = new Set(['BY', 'AS', 'USING'])
+/** the column name a password goes to, for the redaction policy */
+const PASSWORD = 'password'
+
 /**
  * The values of a statement and the column of each (`col = v`, `col LIKE v`, `col IN (v, …)`,
- * `INSERT … (a, b) VALUES (v, v)`, `IDENTIFIED BY v`), and its shape.
+ * `INSERT … (a, b) VALUES (v, v)`), and its shape. Passwords are values of the `password` column
+ * wherever the statement sets one: `IDENTIFIED [WITH plugin] BY|AS v`, `IDENTIFIED VIA plugin
+ * USING v`, `[ENCRYPTED] PASSWORD v`, `PASSWORD(v)`, everything after `SET PASSWORD … =`, MySQL's
+ * `REPLACE v` (docs/security.md lists the forms).
  */
 export function analyzeSql (sql: string, system = 'mysql'): SqlAnalysis {
   const mysql = system === 'mysql' || system === 'mariadb'
-  const tokens = tokenize(sql, mysql)
+  const tokens = tokenize(sql, mysql, system.startsWith('postgres'))
   const word = (token: Token | undefined): string => token !== undefined && token.type === 'word' ? sql.slice(token.start, token.end).toUpperCase() : ''
   const slots: SqlSlot[] = []
   let questionMarks = 0
-  // the column every value of a parenthesised list stands for: `col IN (…)`, or INSERT's columns by position
+  // the column every value of a parenthesised list stands for: `col IN (…)`, a password
+  // function's arguments, or INSERT's columns by position
   const lists: Array<{ column?: string, columns?: Array<string | undefined>, position: number }> = []
   let insertColumns: Array<string | undefined> | undefined
   let collecting: Array<string | undefined> | undefined
+  // the statement's first words (`SET PASSWORD`), and whether its `=` has come: what follows is the password
+  let first: string[] = []
+  let passwordAfterEquals = false
+  let passwordsFollow = false
   for (let k = 0; k < tokens.length; k++) {
     const token = tokens[k]!
     const previous = tokens[k - 1]
+    if (token.type === 'other' && sql[token.start] === ';') {
+      first = []
+      passwordAfterEquals = passwordsFollow = false
+      continue
+    }
+    if (first.length < 2 && token.type === 'word') {
+      first.push(word(token))
+      passwordAfterEquals = first[0] === 'SET' && first[1] === 'PASSWORD'
+    }
+    if (passwordAfterEquals && token.type === 'op' && sql.slice(token.start, token.end) === '=') passwordsFollow = true
     if (token.type === 'open') {
       const keyword = word(previous)
-      if (keyword === 'IN' || (keyword === 'NOT' && word(tokens[k + 1]) === 'IN')) {
+      const enclosing = lists.at(-1)
+      if (PASSWORD_FUNCTIONS.has(keyword) || enclosing?.column === PASSWORD) {
+        lists.push({ column: PASSWORD, position: 0 })
+      } else if (keyword === 'IN' || (keyword === 'NOT' && word(tokens[k + 1]) === 'IN')) {
         lists.push({ column: columnName(sql, tokens[k - 2]), position: 0 })
       } else if (insertColumns === undefined && collecting === undefined && word(tokens[k - 2]) === 'INTO' && (previous?.type === 'ident' || (previous?.type === 'word' && !NOT_A_TABLE.has(keyword)))) {
         collecting = []
@@ -159,9 +205,12 @@ export function analyzeSql (sql: string, system = 'mysql'): SqlAnalysis {
     if (token.type !== 'string' && token.type !== 'number' && token.type !== 'placeholder') continue
     const slot: SqlSlot = { start: token.start, end: token.end, literal: token.type !== 'placeholder' }
     const list = lists.at(-1)
-    const operator = previous?.type === 'op' ? sql.slice(previous.start, previous.end) : word(previous)
-    if (COMPARISON.has(operator) || COMPARISON_WORDS.has(operator)) {
-      slot.column = operator === 'BY' ? (word(tokens[k - 2]) === 'IDENTIFIED' ? 'password' : undefined) : columnName(sql, tokens[k - 2])
+    const before = word(previous)
+    const operator = previous?.type === 'op' ? sql.slice(previous.start, previous.end) : before
+    if (passwordsFollow || BEFORE_PASSWORD.has(before) || (IDENTIFIED_BY.has(before) && identified(tokens, k, word))) {
+      slot.column = PASSWORD
+    } else if (COMPARISON.has(operator) || COMPARISON_WORDS.has(operator)) {
+      slot.column = operator === 'BY' ? undefined : columnName(sql, tokens[k - 2])
     } else if (list?.column !== undefined) {
       slot.column = list.column
     } else if (list?.columns !== undefined) {
@@ -177,6 +226,11 @@ export function analyzeSql (sql: string, system = 'mysql'): SqlAnalysis {
     slots.push(slot)
   }
   return { slots, shape: shapeOf(sql, tokens) }
+}
+
+/** The value at `k` follows `IDENTIFIED BY`, or `IDENTIFIED WITH|VIA <plugin> BY|AS|USING`. */
+function identified (tokens: readonly Token[], k: number, word: (token: Token | undefined) => string): boolean {
+  return word(tokens[k - 2]) === 'IDENTIFIED' || (IDENTIFIED_HOW.has(word(tokens[k - 3])) && word(tokens[k - 4]) === 'IDENTIFIED')
 }
 
 const LIST_OF_VALUES = /\(\s*\?(?:\s*,\s*\?)+\s*\)/g

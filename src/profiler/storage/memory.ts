@@ -27,9 +27,12 @@ export class MemoryProfileStorage implements ProfileStorage {
   readonly kind = 'memory'
   private readonly cache: LRUCache<string, Entry>
   private readonly tokens = new LocalTokens((token) => this.cache.has(token))
+  private readonly maxAgeMs: number
 
   /** `clock`: what ages the profiles (default the system clock) */
-  constructor (limits: { maxProfiles: number, maxAgeMs: number, maxBytes: number }, clock: Clock = systemClock) {
+  constructor (limits: { maxProfiles: number, maxAgeMs: number, maxBytes: number }, private readonly clock: Clock = systemClock) {
+    this.maxAgeMs = limits.maxAgeMs
+    // the TTL counts from the save and frees the memory; a profile's age counts from its `time` (expired())
     this.cache = new LRUCache<string, Entry>({
       max: limits.maxProfiles,
       ttl: limits.maxAgeMs,
@@ -59,16 +62,23 @@ export class MemoryProfileStorage implements ProfileStorage {
     this.cache.set(profile.token, { summary: summarize(profile), profile, size: Math.max(1, jsonSizeBound(profile)) })
   }
 
+  /** Older than maxAge by its `time`, as the other storages count it (the TTL counts from the save, a little later). */
+  private expired (summary: ProfileSummary, now = this.clock.now()): boolean {
+    return now - summary.time > this.maxAgeMs
+  }
+
   async load (token: string): Promise<Profile | undefined> {
     const entry = this.cache.peek(token)
+    if (entry === undefined || this.expired(entry.summary)) return undefined
     // a copy, as JSON would give it: a page may annotate what it reads
-    return entry === undefined ? undefined : JSON.parse(JSON.stringify(entry.profile)) as Profile
+    return JSON.parse(JSON.stringify(entry.profile)) as Profile
   }
 
   async find (filter: ProfileFilter = {}): Promise<ProfileSummary[]> {
     // the most recently saved first: profiles of the same millisecond stay newest first (the sort is stable)
+    const now = this.clock.now()
     const summaries: ProfileSummary[] = []
-    for (const entry of this.cache.values()) summaries.push(entry.summary)
+    for (const entry of this.cache.values()) if (!this.expired(entry.summary, now)) summaries.push(entry.summary)
     return selectSummaries(summaries, filter)
   }
 

@@ -249,11 +249,16 @@ export class RedisProfileStorage implements ProfileStorage {
   }
 
   private saves: QueuedSave[] = []
+  /** batches sent and not answered yet: close() waits for them */
+  private readonly sending = new Set<Promise<void>>()
 
   private readonly sendSaves = (): void => {
     const queued = this.saves
     this.saves = []
-    for (let i = 0; i < queued.length; i += SAVE_BATCH) this.saveBatch(queued.slice(i, i + SAVE_BATCH)).catch(() => undefined)
+    for (let i = 0; i < queued.length; i += SAVE_BATCH) {
+      const sent: Promise<void> = this.saveBatch(queued.slice(i, i + SAVE_BATCH)).catch(() => undefined).finally(() => { this.sending.delete(sent) })
+      this.sending.add(sent)
+    }
   }
 
   private async saveBatch (batch: QueuedSave[]): Promise<void> {
@@ -283,9 +288,12 @@ export class RedisProfileStorage implements ProfileStorage {
     const text = await this.call<string | null>('a profile read', () => this.client.call('GET', this.bodyPrefix + token))
     // absent, expired, or only reserved
     if (text === null || !text.startsWith('{')) return undefined
-    return parseProfile(text, token, (error) => {
+    const now = this.clock.now()
+    const profile = parseProfile(text, token, (error) => {
       this.options.log.warn({ err: error, token }, 'fastify-kernel: a profile in Redis is not readable; answered as not found')
-    }, this.clock.now())
+    }, now)
+    // its key expires by Redis' own time, a little after: the age is the clock's, as for `find`
+    return profile === undefined || now - profile.time > this.options.maxAgeMs ? undefined : profile
   }
 
   async find (filter: ProfileFilter = {}): Promise<ProfileSummary[]> {
@@ -294,7 +302,8 @@ export class RedisProfileStorage implements ProfileStorage {
     const oldest = Math.max(now - this.options.maxAgeMs, filter.start ?? 0)
     const newest = filter.end ?? '+inf'
     // filters other than time are applied here: the index holds at most maxProfiles summaries
-    const timeOnly = filter.method === undefined && filter.status === undefined && filter.url === undefined && filter.ip === undefined
+    const { start: _start, end: _end, limit: _limit, ...others } = filter
+    const timeOnly = Object.values(others).every((value) => value === undefined)
     const members = await this.call<string[]>('a profile search', () => this.client.call('ZREVRANGEBYSCORE', this.indexKey, newest, oldest, ...(timeOnly ? ['LIMIT', 0, limit] : [])))
     const summaries: ProfileSummary[] = []
     for (const member of members) {
@@ -317,8 +326,11 @@ export class RedisProfileStorage implements ProfileStorage {
     this.lastSize = 0
   }
 
+  /** Sends the saves still queued and settles once every save it accepted is answered, then gives back its unused tokens. */
   async close (): Promise<void> {
     clearInterval(this.timer)
+    this.sendSaves()
+    await Promise.all(this.sending)
     for (const { token } of this.pool) this.releasing.push(token)
     this.pool.length = 0
     await this.flushReleases()

@@ -1,16 +1,17 @@
 import type { Profile, ProfileSummary } from '../profile.js'
 import { createToken } from '../token.js'
 
-/** Filters of the search page; every one optional. */
+/** Filters of the search page and of `find()`; every one optional, all of them given must match. */
 export interface ProfileFilter {
-  /** the kind of unit: `request`, `job`, `command`… */
+  /** the kind of unit: `request`, `job`, `command`… (a profile without one is a `request`) */
   kind?: string
   /** a substring of a unit's name */
   name?: string
-  /** the units recorded as part of this profile */
+  /** the units recorded as part of this profile: the exact token of their parent */
   parent?: string
+  /** the method, in any case (a unit's is its kind upper-cased: `JOB`) */
   method?: string
-  /** an exact status (`404`) or a class (`4xx`) */
+  /** an exact status (`404`, a unit's exit code `0` or `1`) or a class (`4xx`), in any case */
   status?: string
   /** a substring of the URL */
   url?: string
@@ -18,13 +19,17 @@ export interface ProfileFilter {
   ip?: string
   /** epoch milliseconds, inclusive */
   start?: number
+  /** epoch milliseconds, inclusive */
   end?: number
-  /** default 50 */
+  /** most summaries given, the newest; default 50 */
   limit?: number
 }
 
 /**
- * Where profiles live. Bounded by count and age, the oldest purged first.
+ * Where profiles live: the kernel's memory, file and Redis storages, or an app's own
+ * (`profiler.storage`). The contract, which `fastify-kernel/testing` runs as tests
+ * (docs/profiler.md, "Storage"): bounded by count (`maxProfiles`, the oldest go first) and by
+ * age (`maxAge` after a profile's `time`, on the storage's clock).
  *
  * Tokens are handed out by the storage, because only it can promise that a token is unique
  * where it matters: among this process's profiles (memory, file) or among every process
@@ -32,24 +37,33 @@ export interface ProfileFilter {
  * runs at the start of every profiled request — so a shared storage reserves batches ahead.
  */
 export interface ProfileStorage {
+  /** a short lower-case name (`memory`, `file`, `redis`, `sqlite`…), as pages and logs name it */
   readonly kind: string
   /**
-   * A token no stored profile and no other reservation has; undefined when the storage cannot
-   * promise one now (a shared store unreachable): the request is then not profiled.
+   * Six lower-case hex characters that no stored profile has and no other reservation holds;
+   * undefined when the storage cannot promise one now (a shared store unreachable): the unit is
+   * then not profiled.
    */
   reserveToken (): string | undefined
-  /** Ends a reservation: after its profile was saved, or when it will never be. */
+  /** Ends a reservation: after its profile was saved, or when it will never be. Never throws. */
   releaseToken (token: string): void
-  /** stores the profile under its reserved token; rejects when it cannot (the profile is lost) */
+  /**
+   * Stores the profile under its reserved token (the caller hands it over and does not change it
+   * afterwards); once resolved, `load` and `find` see it. Rejects when it cannot (the profile is lost).
+   */
   save (profile: Profile): Promise<void>
-  /** undefined for an unknown, expired or unreadable profile: never throws for a bad token */
+  /**
+   * The profile as JSON gives it back, a copy of its own; undefined for an unknown, reserved but
+   * unsaved, expired or purged profile and for any string that is no token: never throws for a bad token
+   */
   load (token: string): Promise<Profile | undefined>
-  /** summaries matching the filter, newest first */
+  /** summaries (not whole profiles) matching every filter given, newest first by `time`, at most `limit` */
   find (filter?: ProfileFilter): Promise<ProfileSummary[]>
-  /** removes every profile */
+  /** removes every profile; the storage works on */
   purge (): Promise<void>
   /** how many profiles are kept now (a shared storage: as last seen) */
   readonly size: number
+  /** resolves once every save it accepted has settled; the storage is not used afterwards */
   close (): Promise<void>
 }
 

@@ -2,6 +2,12 @@ import type { Profile } from '../profile.js'
 import type { Panels } from '../pages/panels.js'
 import { PROFILER_PATH } from '../recording.js'
 
+/** The toolbar's "profile the next request" button: where it posts, and whether this browser is armed. */
+export interface NextRequestButton {
+  url: string
+  armed: boolean
+}
+
 export interface ToolbarVersions {
   kernel: string
   fastify: string
@@ -10,9 +16,10 @@ export interface ToolbarVersions {
 
 /**
  * What the web debug toolbar shows of one profile (`templates/profiler/toolbar.hbs`): each
- * collector's item, then the links to every panel and the versions.
+ * collector's item, then the links to every panel and the versions, and the "profile the next
+ * request" button.
  */
-export function toolbarModel (profile: Profile, panels: Panels, versions: ToolbarVersions): Record<string, unknown> {
+export function toolbarModel (profile: Profile, panels: Panels, versions: ToolbarVersions, nextRequest?: NextRequestButton): Record<string, unknown> {
   const available = panels.available(profile)
   const base = `${PROFILER_PATH}/${profile.token}`
   return {
@@ -20,6 +27,7 @@ export function toolbarModel (profile: Profile, panels: Panels, versions: Toolba
     home: `${base}?panel=${encodeURIComponent(available[0]?.name ?? 'request')}`,
     items: panels.toolbarItems(profile),
     versions,
+    nextRequest,
     panels: available.map((collector) => ({ name: collector.name, label: collector.label, href: `${base}?panel=${encodeURIComponent(collector.name)}` }))
   }
 }

@@ -1,7 +1,8 @@
 /*
  * fastify-kernel web debug toolbar. Loads the toolbar of this page's request (GET /_wdt/<token>),
  * then lists the page's later fetch() and XMLHttpRequest calls whose responses carry
- * X-Debug-Token, with a link to each one's profile. No inline handlers and no style attributes:
+ * X-Debug-Token, with a link to each one's profile; its "profile the next request" button arms
+ * this browser's next request for a CPU profile (a same-origin POST). No inline handlers and no style attributes:
  * it runs under a strict Content-Security-Policy (this script and its stylesheet are loaded with nonces).
  * Request data is written with textContent only.
  */
@@ -119,6 +120,20 @@
     if (overflow > 0) info.style.left = -Math.min(overflow + 8, item.getBoundingClientRect().left) + 'px'
   }
 
+  // "profile the next request": a POST arms this browser (a cookie), its next request is CPU-profiled
+  function armNextRequest (button) {
+    originalFetch.call(window, button.getAttribute('data-kwdt-cpu-next'), { method: 'POST', credentials: 'same-origin' })
+      .then(function (response) {
+        if (response.status !== 204) throw new Error('POST ' + button.getAttribute('data-kwdt-cpu-next') + ' answered ' + response.status)
+        button.parentNode.setAttribute('data-kwdt-armed', '')
+        button.setAttribute('aria-pressed', 'true')
+        button.textContent = 'CPU: next request armed'
+      })
+      .catch(function (error) {
+        if (window.console) window.console.info('fastify-kernel: the next request could not be armed: ' + error.message)
+      })
+  }
+
   function setup () {
     root.addEventListener('mouseover', keepInWindow)
     root.addEventListener('focusin', keepInWindow)
@@ -127,6 +142,8 @@
     if (hidden) root.classList.add('kwdt-hidden')
     root.querySelector('[data-kwdt-hide]').addEventListener('click', function () { root.classList.add('kwdt-hidden'); remember(true) })
     root.querySelector('[data-kwdt-show]').addEventListener('click', function () { root.classList.remove('kwdt-hidden'); remember(false) })
+    const next = root.querySelector('[data-kwdt-cpu-next]')
+    if (next !== null) next.addEventListener('click', function () { armNextRequest(next) })
     state.loaded = true
     render()
   }
