@@ -38,6 +38,7 @@ import { routingCollector } from '../src/profiler/collectors/routing.js'
 import { eventsCollector } from '../src/profiler/collectors/events.js'
 import { registerIoPanels } from './profiler-io.js'
 import { registerAppPanels } from './profiler-panels.js'
+import { registerWorkPanels } from './profiler-work.js'
 import { registerCpuProfile } from './profiler-cpu.js'
 import type { Clock } from '../src/clock.js'
 import type { PageModel } from '../src/profiler/pages/pages.js'
@@ -211,6 +212,9 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, pr
     if (profile === undefined) return page(reply, noProfilesPage())
     return showProfile(profile, request.query, reply)
   })
+
+  // Queue and Mail: the app's BullMQ and nodemailer, seen with no code (and their two routes)
+  await registerWorkPanels(app, kernel, profiler, { config, load: async (token) => await read(storage.load(token)), page })
 
   // Symfony's redirectable matcher sends a GET with the wrong trailing slash to the right URL;
   // the profiler's routes are not in the app's route table, so they say it themselves

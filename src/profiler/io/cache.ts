@@ -122,6 +122,19 @@ const MAX_ARG = 200
 const MAX_ARGS = 20
 const MAX_NAME = 200
 
+/** Commands that run a script or function with keys, then values: `EVAL script numkeys key… arg…`. */
+const SCRIPTS = new Set(['EVAL', 'EVALSHA', 'EVAL_RO', 'EVALSHA_RO', 'FCALL', 'FCALL_RO'])
+
+/**
+ * A script's values (its ARGV) are masked as `?`, as the clients mask the values of writes: they
+ * carry whatever the caller passes (BullMQ's job data, secrets included), the keys are shown.
+ */
+function scriptArgs (args: readonly string[]): string[] {
+  const keys = Number(args[1])
+  if (!Number.isSafeInteger(keys) || keys < 0) return args.slice(0, 2)
+  return args.map((arg, index) => index < 2 + keys ? arg : '?')
+}
+
 function keysOf (command: string, args: readonly string[]): string[] {
   try {
     return getKeyIndexes(command.toLowerCase(), [...args]).map((index) => args[index as number]!).filter((key) => key !== undefined && key !== '?')
@@ -151,7 +164,7 @@ export function formatCacheSpan (span: Span, redactor: Redactor): void {
     // node-redis puts the command's name first
     if (call.client === 'node-redis') all.shift()
     command = String(context.command ?? '').toUpperCase()
-    const masked = maskRedisArguments(command, all.map(hide), (name) => redactor.isSecret(name))
+    const masked = maskRedisArguments(command, (SCRIPTS.has(command) ? scriptArgs(all) : all).map(hide), (name) => redactor.isSecret(name))
     args = masked.args
     if (span.error !== undefined) span.error = maskRedisError(span.error, masked)
   }

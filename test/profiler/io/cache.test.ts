@@ -247,3 +247,20 @@ t.test('30 concurrent requests, each with its own ioredis and node-redis command
     t.same(profile.collected.cache!.commands.map((c) => c.keys[0]), [`io:${index}`, `node:${index}`], `request ${index}: its own commands`)
   }
 })
+
+t.test('a script\'s values are masked, its keys shown: they carry whatever the caller passes (a queue\'s job data)', async (t) => {
+  const client = await ioredis(t)
+  const app = await createKernelApp({ kernel: { debug: true } })
+  app.get('/script', async () => {
+    await client.eval('return redis.call("SET", KEYS[1], ARGV[1])', 1, 'job:1', '{"password":"hunter2"}')
+    await client.call('EVAL', 'return 1', '0', 'api-key-value')
+    return 'ok'
+  })
+  t.teardown(() => app.close())
+  const { profile } = await profiled(app, { url: '/script' })
+  const [withKey, withoutKey] = profile.collected.cache!.commands
+  t.same(withKey!.keys, ['job:1'])
+  t.same(withKey!.args.slice(1), ['1', 'job:1', '?'], 'the value is masked')
+  t.same(withoutKey!.args.slice(1), ['0', '?'])
+  t.notMatch(JSON.stringify(profile), /hunter2|api-key-value/)
+})
