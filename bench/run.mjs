@@ -5,9 +5,11 @@
 // names: bare, node:http, the servers' names, import, spans, storage, soak, security).
 // Rows: node:http (the floor of any framework), production, debug, the profiler at full capture
 // (saveBudget 1: every request profiled) with memory, file and Redis storage and the count of
-// profiles stored against requests served, and at the default budget. Then: profiles written per
+// profiles stored against requests served, without the spans' origins (their cost per span), and
+// at the default budget. Then: profiles written per
 // second by each storage (bench/storage-throughput.mjs), the cost per recorded span and its
-// floor (bare Fastify with an AsyncLocalStorage), the import cost, RSS over a soak of full-capture
+// floor (bare Fastify with an AsyncLocalStorage), what the spans' origins cost (bench/origin-cost.mjs),
+// the import cost, RSS over a soak of full-capture
 // load (BENCH_SOAK seconds, default 30: RSS at the start, once the storage is full, at the end;
 // 600 for the issue's ten minutes), and the security section (bench/security.mjs).
 import { spawn } from 'node:child_process'
@@ -21,6 +23,7 @@ import autocannon from 'autocannon'
 import { securityBench } from './security.mjs'
 import { importCost } from './import-cost.mjs'
 import { spanCost } from './span-cost.mjs'
+import { originCost } from './origin-cost.mjs'
 import { storageThroughput } from './storage-throughput.mjs'
 import { alsFloor } from './als-floor.mjs'
 import { serverFigures, startServer, stopServer } from './server-process.mjs'
@@ -61,6 +64,8 @@ const servers = [
   { name: 'kernel debug', kind: 'kernel', options: { debug: true, profiler: false }, scenarios: ['matched', 'not found', 'wrong method'] },
   // every request profiled and stored (count stored = count served): issue 20's bound
   { name: 'full capture (memory)', kind: 'kernel', options: FULL, scenarios: ['matched', 'not found', 'matched at a fixed rate', 'io at a fixed rate'], needsProfiler: true },
+  // the same without the spans' origins (profiler.origins: false): what capturing where each call was made costs
+  { name: 'full capture without origins (memory)', kind: 'kernel', options: { ...FULL, profiler: { ...FULL.profiler, origins: false } }, scenarios: ['matched at a fixed rate', 'io at a fixed rate'], needsProfiler: true },
   { name: 'full capture (file)', kind: 'kernel', options: { ...FULL, profiler: { storage: 'file', directory: profileDir, saveBudget: 1 } }, scenarios: ['matched'], needsProfiler: true },
   { name: 'full capture (redis)', kind: 'kernel', options: { ...FULL, profiler: { storage: 'redis', saveBudget: 1 } }, scenarios: ['matched'], needsProfiler: true, redis: true },
   // the default save budget: what a load test costs a developer who changed nothing
@@ -152,6 +157,12 @@ for (const server of servers) {
 
 // the floor of the per-span cost, while the I/O route's Redis and upstream still run
 const floorReport = wanted('spans') && ioUpstream !== undefined ? await alsFloor(redis.url, process.env.BENCH_IO_UPSTREAM_URL) : undefined
+// the spans' origins in a whole request, in one process (no load generator competing)
+let originReport
+if (wanted('spans')) {
+  redis ??= await startRedis()
+  originReport = await originCost(redis.url)
+}
 let storageReport
 if (wanted('storage')) {
   redis ??= await startRedis()
@@ -214,6 +225,7 @@ const ioReport = ioSpanCost()
 if (ioReport !== undefined) console.log(`\n${ioReport}`)
 if (floorReport !== undefined) console.log(`\n${floorReport}`)
 if (wanted('spans')) console.log(`\n${spanCost()}`)
+if (originReport !== undefined) console.log(`\n${originReport}`)
 if (storageReport !== undefined) console.log(`\n${storageReport}`)
 if (importReport !== undefined) console.log(`\n${importReport}`)
 if (soakReport !== undefined) console.log(`\n${soakReport}`)
@@ -236,10 +248,17 @@ function ioSpanCost () {
   const [profiled, production, tracked, bare] = servers.map(extra)
   const perSpan = (profiled - production) / IO_SPANS
   const floor = (tracked - bare) / IO_SPANS
+  // the matched route records no span: the I/O route alone, with and without origins
+  const withOrigins = cpu('full capture (memory)', 'io at a fixed rate')
+  const withoutOrigins = cpu('full capture without origins (memory)', 'io at a fixed rate')
+  const origins = withoutOrigins === undefined
+    ? []
+    : [`- of which the spans' origins (a stack captured per span, resolved when the profile is built): ${((withOrigins - withoutOrigins) / IO_SPANS).toFixed(2)} µs per span = (the I/O route with origins, ${withOrigins.toFixed(1)} µs, less without, profiler.origins: false, ${withoutOrigins.toFixed(1)} µs) ÷ ${IO_SPANS}`]
   return [
     `Cost per recorded span (I/O route: 10 Redis commands and one fetch, ${IO_SPANS} spans; both routes at ${ioRate} req/s on every server), µs of server CPU (target ≤ 1 µs, issue 20):`,
     `- the profiler at full capture: ${perSpan.toFixed(2)} µs per span = (what the I/O route costs beyond the matched route with every request profiled, ${profiled.toFixed(1)} µs, less the same in production, ${production.toFixed(1)} µs) ÷ ${IO_SPANS}`,
     `- its floor, no kernel: ${floor.toFixed(2)} µs per call = (bare Fastify with each request in an AsyncLocalStorage, ${tracked.toFixed(1)} µs, less bare Fastify, ${bare.toFixed(1)} µs) ÷ ${IO_SPANS}: Node ${process.versions.node}'s promise hooks on the calls' promises`,
-    `- the kernel's own part: ${(perSpan - floor).toFixed(2)} µs per span`
+    `- the kernel's own part: ${(perSpan - floor).toFixed(2)} µs per span`,
+    ...origins
   ].join('\n')
 }

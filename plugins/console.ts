@@ -166,7 +166,8 @@ export class AppConsole {
     if (profiler === undefined) throw new errorCodes.KERNEL_CONSOLE_APP('the app has no profiler: debug is off, or its profiler option is false')
     const storage = { kind: profiler.storage.kind, shared: profiler.storage.kind !== 'memory' }
     let token: string | undefined = ref
-    if (ref === 'latest') token = (await profiler.storage.find({ limit: 1 }))[0]?.token
+    // as /_profiler/latest: the newest page, not a request the browser made by itself
+    if (ref === 'latest') token = (await profiler.storage.find({ limit: 1, pages: true }))[0]?.token
     const profile = token === undefined || !TOKEN_PATTERN.test(token) ? undefined : await profiler.storage.load(token)
     if (profile === undefined) return { storage, profile: null }
     const panels = profiler.panels?.menu(profile, '') ?? []

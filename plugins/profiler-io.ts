@@ -18,5 +18,5 @@ export function registerIoPanels (app: FastifyInstance, kernel: Kernel, options:
   kernel
     .addCollector(dbCollector({ totalMs: thresholds.db, slowMs: thresholds.slow_statement }))
     .addCollector(cacheCollector(thresholds.cache))
-    .addCollector(httpClientCollector(thresholds.http_client))
+    .addCollector(httpClientCollector({ totalMs: thresholds.http_client, slowMs: thresholds.slow_http_call }))
 }

@@ -7,6 +7,7 @@ import { RecordingStopwatch } from '../src/profiler/stopwatch.js'
 import { ViewObserver } from '../src/profiler/views.js'
 import { observeMeasures } from '../src/profiler/measures.js'
 import { listenToDumps } from '../src/profiler/dump.js'
+import { observeTemplateRuns } from '../src/profiler/template-runs.js'
 import { timeCollector } from '../src/profiler/collectors/time.js'
 import { templatesCollector } from '../src/profiler/collectors/templates.js'
 import { dumpCollector } from '../src/profiler/collectors/dump.js'
@@ -59,13 +60,14 @@ export function registerAppPanels (app: FastifyInstance, kernel: Kernel, profile
     .extend({ name: 'renders', begin (_recording, _context, unit) { if (unit.request !== undefined && unit.reply !== undefined) views.observe(unit.request, unit.reply) } })
   const stopMeasures = observeMeasures()
   const stopDumps = listenToDumps()
-  app.addHook('onClose', async () => { stopMeasures(); stopDumps() })
+  const stopTemplateRuns = observeTemplateRuns()
+  app.addHook('onClose', async () => { stopMeasures(); stopDumps(); stopTemplateRuns() })
 
   const thresholds = profiler.options.thresholds
   kernel
     .addCollector(timeCollector(thresholds.time))
     .addCollector(templatesCollector(thresholds.templates))
-    .addCollector(dumpCollector(kernel.sources))
+    .addCollector(dumpCollector(profiler.origins))
     .addCollector(configCollector(() => ({
       versions: { node: process.versions.node, fastify: app.version, kernel: packageVersion },
       debug: options.debug,

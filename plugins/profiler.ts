@@ -7,7 +7,7 @@ import { subscription } from '../src/kernel/dispatcher.js'
 import { TRACE_PARTIALS, createTemplateRenderer, KNOWN_HELPERS } from './views.js'
 import { routerOptionsOf } from './router-options.js'
 import { kKernelInternalRoute, kProfilerRoute } from '../src/symbols.js'
-import { NotFoundHttpException, ServiceUnavailableHttpException } from '../src/errors/exceptions.js'
+import { AccessDeniedHttpException, NotFoundHttpException, ServiceUnavailableHttpException } from '../src/errors/exceptions.js'
 import { permanentRedirect, redirectLocation } from '../src/routing/redirect.js'
 import { errorCodes } from '../src/errors/codes.js'
 import { reported } from '../src/errors/reported.js'
@@ -19,6 +19,7 @@ import type { ProfilerRouteMark } from '../src/profiler/request-recording.js'
 import { unitLogChannels } from '../src/profiler/unit-logs.js'
 import { PROFILER_PATH, TOOLBAR_PATH } from '../src/profiler/recording.js'
 import { packageVersion } from '../src/config/paths.js'
+import { responseNonces } from '../src/kernel/listeners/csp-nonces.js'
 import { TOOLBAR_ASSETS, WebDebugToolbar, readToolbarAsset } from '../src/profiler/toolbar/toolbar.js'
 import { toolbarModel } from '../src/profiler/toolbar/model.js'
 import type { ProfileStorage } from '../src/profiler/storage/storage.js'
@@ -38,15 +39,21 @@ import { eventsCollector } from '../src/profiler/collectors/events.js'
 import { registerIoPanels } from './profiler-io.js'
 import { registerCaptureSwitch } from './profiler-capture.js'
 import { registerAppPanels } from './profiler-panels.js'
+import { registerWorkPanels } from './profiler-work.js'
 import { registerCpuProfile } from './profiler-cpu.js'
 import type { Clock } from '../src/clock.js'
 import type { PageModel } from '../src/profiler/pages/pages.js'
-import { lastQueryValue, neighboursOf, noProfilesPage, parseFilter, profilePage, searchPage, tokenNotFoundPage } from '../src/profiler/pages/pages.js'
+import { explainPage, lastQueryValue, neighboursOf, noProfilesPage, parseFilter, profilePage, searchPage, tokenNotFoundPage } from '../src/profiler/pages/pages.js'
+import { isSameOrigin } from '../src/profiler/pages/same-origin.js'
+import { ExplainRefusal, explain } from '../src/profiler/io/explain.js'
+import { PROFILER_SCRIPT, readProfilerScript } from '../src/profiler/pages/script.js'
 
 const PARTIALS: Record<string, string> = {
   profile: 'profiler/profile.hbs',
   search: 'profiler/search.hbs',
   missing: 'profiler/missing.hbs',
+  explain: 'profiler/explain.hbs',
+  'span-origin': 'profiler/span-origin.hbs',
   ...TRACE_PARTIALS
 }
 
@@ -147,6 +154,13 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, pr
   }
 
   async function page (reply: FastifyReply, model: PageModel): Promise<FastifyReply> {
+    // the pages' script and stylesheet run under the app's policy too: with the response's nonces
+    const context = reply.request.kernel
+    if (context !== undefined) {
+      const nonces = responseNonces(context, reply)
+      model.scriptNonce = nonces.script
+      model.styleNonce = nonces.style
+    }
     const html = await render('profiler/layout.hbs', model)
     return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(html)
   }
@@ -191,16 +205,20 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, pr
   const captureView = registerCaptureSwitch(app, profiler, (name) => config(name))
 
   app.get(`${PROFILER_PATH}/`, config('_profiler_search'), async function profilerSearch (request: FastifyRequest, reply) {
-    const { filter, form } = parseFilter(request.query)
-    return page(reply, { ...searchPage(await read(storage.find(filter)), form, storage.size, profiler.dropped), capture: captureView(request) })
+    const { filter, form, problems } = parseFilter(request.query)
+    return page(reply, { ...searchPage(await read(storage.find(filter)), form, storage.size, profiler.dropped, problems), capture: captureView(request) })
   })
 
   app.get(`${PROFILER_PATH}/latest`, config('_profiler_latest'), async function profilerLatest (request, reply) {
-    const [newest] = await read(storage.find({ limit: 1 }))
+    // the page just viewed, not the icon or the stylesheet the browser asked for after it
+    const [newest] = await read(storage.find({ limit: 1, pages: true }))
     const profile = newest === undefined ? undefined : await read(storage.load(newest.token))
     if (profile === undefined) return page(reply, noProfilesPage())
     return showProfile(profile, request.query, reply)
   })
+
+  // Queue and Mail: the app's BullMQ and nodemailer, seen with no code (and their two routes)
+  await registerWorkPanels(app, kernel, profiler, { config, load: async (token) => await read(storage.load(token)), page })
 
   // Symfony's redirectable matcher sends a GET with the wrong trailing slash to the right URL;
   // the profiler's routes are not in the app's route table, so they say it themselves
@@ -217,6 +235,30 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, pr
 
   // the CPU profile of one chosen request: its extension, panel, download and the toolbar's button
   const nextRequestButton = registerCpuProfile(app, kernel, profiler, options.clock, (name) => config(name), read)
+
+  // the pages' script (their copy buttons): a file of its own, as the page's policy wants
+  const script = readProfilerScript()
+  app.get(PROFILER_SCRIPT, config('_profiler_script'), async function profilerScript (_request, reply) {
+    return reply.header('cache-control', 'max-age=600, private').type('text/javascript; charset=utf-8').send(script)
+  })
+
+  // EXPLAIN of a read the app made, on demand (Doctrine's explainAction): a POST from the
+  // profiler's own page only, run through the pool the statement went through
+  app.post(`${PROFILER_PATH}/:token/explain/:id`, config('_profiler_explain'), async function profilerExplain (request, reply) {
+    if (!isSameOrigin(request.headers)) throw new AccessDeniedHttpException('EXPLAIN is run from the profiler\'s own pages only: this request comes from another site.')
+    const { token, id } = request.params as { token: string, id: string }
+    const profile = await read(storage.load(token))
+    if (profile === undefined) return page(reply.code(404), tokenNotFoundPage(token))
+    const statement = (profile.collected.db?.statements ?? []).find((recorded) => recorded.explain === id)
+    if (statement === undefined) return page(reply.code(404), explainPage(profile, { statement: '', system: '' }, { message: 'No statement of this profile can be explained under this id.' }))
+    try {
+      return await page(reply, explainPage(profile, statement, await explain(id)))
+    } catch (error) {
+      if (error instanceof ExplainRefusal) return page(reply.code(error.statusCode), explainPage(profile, statement, { message: error.message }))
+      // the database's own answer (a syntax it refuses, a table since dropped): shown as such
+      return page(reply, explainPage(profile, statement, { message: `The database answered: ${(error as Error).message}` }))
+    }
+  })
 
   // the web debug toolbar's routes, answering as Symfony's ProfilerController::toolbarAction
   const versions = { kernel: packageVersion, fastify: app.version, node: process.versions.node }

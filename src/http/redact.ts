@@ -85,15 +85,16 @@ export class Redactor {
   /**
    * A request body that arrived as text (`text/plain`, or a type no parser read): JSON and
    * `name=value` pairs have their secret fields masked; any other text that names a secret
-   * (`password` in a free-form body) is masked whole, since its structure is unknown.
+   * (`password` in a free-form body) is masked whole, since its structure is unknown. Cut at
+   * `max` characters.
    */
-  text (body: string): string {
+  text (body: string, max = MAX_STRING): string {
     const trimmed = body.trim()
     if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
-      try { return truncate(JSON.stringify(this.value(JSON.parse(trimmed)))) } catch { /* not JSON */ }
+      try { return truncate(JSON.stringify(this.value(JSON.parse(trimmed))), max) } catch { /* not JSON */ }
     }
-    if (PAIRS.test(trimmed)) return truncate(this.pairs(body))
-    return this.pattern.test(body) ? `${REDACTED} (${body.length} characters, masked: the text names a secret)` : truncate(body)
+    if (PAIRS.test(trimmed)) return truncate(this.pairs(body), max)
+    return this.pattern.test(body) ? `${REDACTED} (${body.length} characters, masked: the text names a secret)` : truncate(body, max)
   }
 
   /** A header list with secret values masked and long values cut. */

@@ -109,6 +109,18 @@ export interface ProfileSummary {
   time: number
   /** milliseconds from its start to its end (kernel.terminate for a request) */
   duration: number
+  /** the app's SQL statements (the Database panel's count); absent in profiles stored before it was kept */
+  statements?: number
+  /** the panels that flagged a likely N+1 (`db`, `cache`, `http_client`); absent when none did */
+  nPlusOne?: string[]
+}
+
+/** What a collector adds to its profile's summary, for the search page (`Collector.figures`). */
+export interface ProfileFigures {
+  /** SQL statements the app ran */
+  statements?: number
+  /** the collector flagged a likely N+1 */
+  nPlusOne?: boolean
 }
 
 /** What every collector has, whatever the units it collects for. */
@@ -143,6 +155,11 @@ interface CollectorBase<D> {
   readonly section?: string
   /** true when the profile should open on this panel (the exception panel, when one was thrown) */
   preferred?(data: D): boolean
+  /**
+   * figures of the profile's summary, which the search page filters on: run once, when the
+   * profile is built, on what `collect` returned
+   */
+  figures?(data: D): ProfileFigures
   /** the panel block's model (default: the data) */
   panel?(data: D, profile: ProfileSummary): object
   /** a figure next to the panel's name in the menu */

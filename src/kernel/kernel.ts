@@ -20,6 +20,8 @@ export class Kernel {
   readonly dispatcher: StageDispatcher
   readonly errorPageExtensions: ErrorPageExtension[] = []
   private readonly collectorList: Array<Collector<any>> = []
+  /** the collectors that read a unit's live objects, run as it ends (most apps have none) */
+  private liveCollectors: Array<Collector<any>> = []
   /** what debug pages and the profiler mask; the profiler's `redact` options replace the default */
   redactor = new Redactor()
   /** the app is ready: Fastify's hooks are fixed */
@@ -86,6 +88,7 @@ export class Kernel {
     }
     this.collectorList.push(collector)
     this.collectorList.sort((a, b) => a.order - b.order)
+    this.liveCollectors = this.collectorList.filter((known) => known.deferred !== true)
     return this
   }
 
@@ -101,9 +104,10 @@ export class Kernel {
    * broken panel never costs the profile.
    */
   collectLive (finished: Omit<FinishedUnit, 'redactor'>, failed?: (collector: string, error: unknown) => void): Record<string, unknown> | undefined {
+    if (this.liveCollectors.length === 0) return undefined
     const input: FinishedUnit = { ...finished, redactor: this.redactor }
     let collected: Record<string, unknown> | undefined
-    for (const collector of this.collectorList) {
+    for (const collector of this.liveCollectors) {
       if (collector.deferred === true) continue
       try {
         // a request collector is only given HTTP requests (their request and reply); a unit collector every unit

@@ -50,5 +50,27 @@ export function buildProfile (kernel: Kernel, recording: Recording, failed: (col
   // raw span data (what channel handlers kept) becomes masked, cut data before any collector reads it
   recording.spans.format(kernel.redactor)
   const collected = kernel.collectRecorded({ kind: recording.kind, name: recording.name ?? '', context: recording.context, aborted: recording.aborted, request: recording.request }, recording.live, failed)
-  return { version: 2, ...summaryOf(kernel, recording), aborted: recording.aborted, collected }
+  const profile: Profile = { version: 2, ...summaryOf(kernel, recording), aborted: recording.aborted, collected }
+  addFigures(kernel, profile)
+  return profile
+}
+
+/** The summary's figures the search page filters on (statements, likely N+1), from the collectors that give them. */
+export function addFigures (kernel: Kernel, profile: Profile): void {
+  let statements: number | undefined
+  const nPlusOne: string[] = []
+  for (const collector of kernel.collectors) {
+    const data = profile.collected[collector.name]
+    if (collector.figures === undefined || data === undefined) continue
+    try {
+      const figures = collector.figures(data)
+      if (typeof figures.statements === 'number') statements = (statements ?? 0) + figures.statements
+      if (figures.nPlusOne === true) nPlusOne.push(collector.name)
+    } catch {
+      // a collector's figures that fail leave them out, never the profile
+    }
+  }
+  // no statement collected is 0 statements (older profiles, without the figure, match no such filter)
+  profile.statements = statements ?? 0
+  if (nPlusOne.length > 0) profile.nPlusOne = nPlusOne
 }

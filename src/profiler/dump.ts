@@ -3,6 +3,7 @@ import { boundedForDump, DUMP_INSPECT } from './dump-bound.js'
 import { currentKernelContext } from '../kernel/async-context.js'
 import { spansOf } from './spans.js'
 import { ProcessShare } from './process-share.js'
+import { CapturedStack } from './origin.js'
 
 /** A `dump()` as recorded: its text made at the call, its caller's stack line mapped later. */
 export interface RecordedDump {
@@ -10,8 +11,8 @@ export interface RecordedDump {
   text: string
   /** milliseconds from the start of the request */
   at: number
-  /** the caller's line of the stack (`at fn (file:line:column)`), mapped to its source when collected */
-  frame?: string
+  /** the caller's stack (a few frames), resolved to the app's frame, mapped to its source, when collected */
+  stack?: CapturedStack
   /** entries of the value dumped (DUMP_LIMITS) */
   items?: number
   /** entries the bounds left out */
@@ -44,13 +45,8 @@ export function listenToDumps (): () => void {
   return listening.retain()
 }
 
-function frameOfCaller (): string | undefined {
-  const holder: { stack?: string } = {}
-  // from the frame that called dump(), not dump's own
-  Error.captureStackTrace(holder, dump)
-  const lines = holder.stack?.split('\n') ?? []
-  return lines.find((line) => line.trimStart().startsWith('at '))
-}
+/** Frames kept below dump(): its caller, or a helper of the app's and its caller. */
+const DUMP_FRAMES = 8
 
 /**
  * Shows `value` in the profiler's dump panel of the request the calling code runs for
@@ -90,8 +86,8 @@ export function dump<T> (value: T, label?: string): T {
   if (items > 0) recorded.items = items
   if (cut > 0) recorded.cut = cut
   if (label !== undefined) recorded.label = String(label)
-  const frame = frameOfCaller()
-  if (frame !== undefined) recorded.frame = frame
+  // from the frame that called dump(), not dump's own
+  recorded.stack = new CapturedStack(dump, DUMP_FRAMES)
   dumps.dumps.push(recorded)
   return value
 }

@@ -1,11 +1,12 @@
 import type { PerformanceMeasure } from 'node:perf_hooks'
 import { currentSpans } from './spans.js'
 import { ProcessShare } from './process-share.js'
+import { OriginCapture } from './origin.js'
 
 type Measure = typeof performance.measure
 
 /** our wrapper, while it is in `performance.measure`'s chain (even under another's wrapper) */
-let wrapper: { measure: Measure, original: Measure, enabled: boolean } | undefined
+let wrapper: { measure: Measure, original: Measure, enabled: boolean, site: OriginCapture } | undefined
 
 /** The first profiler: wrap `performance.measure` (or enable the wrapper still in its chain). */
 function wrapMeasure (): void {
@@ -16,10 +17,14 @@ function wrapMeasure (): void {
       enabled: true,
       measure: function measureInRequest (this: typeof performance, ...args: unknown[]): PerformanceMeasure {
         const entry = Reflect.apply(original, this, args) as PerformanceMeasure
-        if (state.enabled && entry !== undefined) currentSpans()?.add({ kind: 'measure', name: entry.name, start: entry.startTime, duration: entry.duration, data: {} })
+        // where the app measured it: the caller of performance.measure()
+        if (state.enabled && entry !== undefined) currentSpans()?.add({ kind: 'measure', name: entry.name, start: entry.startTime, duration: entry.duration, data: {} }, state.site)
         return entry
-      } as Measure
+      } as Measure,
+      /** the measure's origin: the app's call, just below the wrapper */
+      site: undefined as unknown as OriginCapture
     }
+    state.site = new OriginCapture(state.measure, 4)
     wrapper = state
     performance.measure = state.measure
   }

@@ -14,7 +14,7 @@ import type { SpanList } from './spans.js'
 /**
  * Tracers whose spans the profile has already: instrumentations of libraries whose own
  * diagnostics channels the profiler records (fetch/undici, node:http clients, ioredis,
- * node-redis, mysql2), and `fastify-kernel`, the tracer a subscriber to the kernel's stage
+ * node-redis, mysql2) or that it instruments itself (pg), and `fastify-kernel`, the tracer a subscriber to the kernel's stage
  * channels names (the stages are on the timeline). The HTTP instrumentation's server span of a
  * request still attributes its children.
  */
@@ -25,7 +25,9 @@ export const RECORDED_BY_CHANNELS: readonly string[] = [
   '@opentelemetry/instrumentation-ioredis',
   '@opentelemetry/instrumentation-redis',
   '@opentelemetry/instrumentation-redis-4',
-  '@opentelemetry/instrumentation-mysql2'
+  '@opentelemetry/instrumentation-mysql2',
+  // pg is instrumented by the profiler itself (src/profiler/io/pg.ts)
+  '@opentelemetry/instrumentation-pg'
 ]
 
 export interface KernelSpanProcessorOptions {

@@ -70,7 +70,13 @@ export interface ProfilerOptions {
    * single SQL statement highlighted as slow in the Database panel (default 10); `time`, the
    * request's total time (default 1000); `templates`, the time spent rendering (default 100)
    */
-  thresholds?: { http_client?: number, db?: number, cache?: number, slow_statement?: number, time?: number, templates?: number }
+  thresholds?: { http_client?: number, db?: number, cache?: number, slow_statement?: number, slow_http_call?: number, time?: number, templates?: number }
+  /**
+   * where each SQL statement, Redis command, HTTP call, render and stopwatch period was started
+   * in the app's code (file:line, as an editor link): a stack captured per span, a few µs each
+   * (`npm run bench` prints it). Default true
+   */
+  origins?: boolean
 }
 
 /** The storages the kernel opens itself, from these options. */
@@ -82,11 +88,13 @@ export interface Thresholds {
   db: number
   cache: number
   slow_statement: number
+  /** one HTTP call this slow or slower is highlighted in the HTTP Client panel */
+  slow_http_call: number
   time: number
   templates: number
 }
 
-export const DEFAULT_THRESHOLDS: Thresholds = { http_client: 1000, db: 100, cache: 50, slow_statement: 10, time: 1000, templates: 100 }
+export const DEFAULT_THRESHOLDS: Thresholds = { http_client: 1000, db: 100, cache: 50, slow_statement: 10, slow_http_call: 500, time: 1000, templates: 100 }
 
 export interface ResolvedProfilerOptions {
   /** a built-in storage's name, or the app's own storage */
@@ -106,6 +114,7 @@ export interface ResolvedProfilerOptions {
   toolbar: boolean
   maxSpans: number
   thresholds: Thresholds
+  origins: boolean
 }
 
 /** Loopback, RFC 1918, link-local and unique-local ranges: reachable from a container's host. */
@@ -138,6 +147,7 @@ const schema = {
     keepPerSecond: { type: 'integer', minimum: 0 },
     toolbar: { type: 'boolean' },
     maxSpans: { type: 'integer', minimum: 0, maximum: 100_000 },
+    origins: { type: 'boolean' },
     thresholds: {
       type: 'object',
       additionalProperties: false,
@@ -243,6 +253,7 @@ export function resolveProfilerOptions (given: boolean | ProfilerOptions | Recor
     keepPerSecond: o.keepPerSecond ?? 200,
     toolbar: o.toolbar ?? true,
     maxSpans: o.maxSpans ?? 1000,
-    thresholds: { ...DEFAULT_THRESHOLDS, ...o.thresholds }
+    thresholds: { ...DEFAULT_THRESHOLDS, ...o.thresholds },
+    origins: o.origins ?? true
   }
 }

@@ -33,10 +33,16 @@ const unitProperties = {
   parent: { type: 'string', pattern: TOKEN_PATTERN.source }
 }
 
+/** figures newer profiles add (optional: older ones have none) */
+const figureProperties = {
+  statements: { type: 'integer', minimum: 0 },
+  nPlusOne: { type: 'array', items: string }
+}
+
 const summarySchema = {
   type: 'object',
   required: Object.keys(summaryProperties),
-  properties: { ...summaryProperties, ...unitProperties }
+  properties: { ...summaryProperties, ...unitProperties, ...figureProperties }
 }
 
 const profileSchema = {
@@ -45,6 +51,7 @@ const profileSchema = {
   properties: {
     ...summaryProperties,
     ...unitProperties,
+    ...figureProperties,
     version: { const: 2 },
     aborted: { type: 'boolean' },
     // each collector's data is checked against its own schema when its panel is shown

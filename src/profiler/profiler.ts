@@ -16,6 +16,7 @@ import { Recorder } from './recorder.js'
 import type { RecordingExtension } from './recorder.js'
 import { RequestRecording } from './request-recording.js'
 import { buildProfile, summaryOf } from './build.js'
+import { OriginResolver } from './origin.js'
 import { recordingOf } from './recording.js'
 import type { Recording } from './recording.js'
 import { keepsRecordings } from './storage/storage.js'
@@ -49,6 +50,8 @@ export class Profiler implements KernelProfiler {
   readonly capture: CapturePolicy
   /** the panels of the kernel's collectors (each profile's menu, badges and toolbar items) */
   panels: Panels | undefined
+  /** where spans and dumps were started in the app's code, resolved when profiles are built */
+  readonly origins: OriginResolver
   private readonly saves: ProfileSaves
   private readonly recorder: Recorder
 
@@ -67,7 +70,8 @@ export class Profiler implements KernelProfiler {
     // the memory storage keeps recordings as they are, and builds their profiles when they are read
     if (keepsRecordings(storage)) storage.useBuilder({ profile: build, summary: (recording) => summaryOf(kernel, recording) })
     this.saves = new ProfileSaves(storage, options, build, log)
-    this.recorder = new Recorder(this.saves, options.maxSpans, (ended, recording) => kernel.collectLive(ended, failed(recording)), log)
+    this.origins = new OriginResolver(kernel.sources)
+    this.recorder = new Recorder(this.saves, options.maxSpans, options.origins ? this.origins : undefined, (ended, recording) => kernel.collectLive(ended, failed(recording)), log)
     this.capture = new CapturePolicy(options.capture)
     this.requests = new RequestRecording(this.recorder, this.admission, this.logCapture, kernel, this.capture)
   }

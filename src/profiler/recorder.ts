@@ -5,6 +5,7 @@ import { Recording, recordingOf } from './recording.js'
 import type { CapturedLogs } from './log-capture.js'
 import { settleLogCalls } from './log-capture.js'
 import { SpanList } from './spans.js'
+import type { OriginResolver } from './origin.js'
 import { heapUsed } from './collectors/time.js'
 import type { ProfileSaves } from './saves.js'
 import type { ProfilerLogger } from './saves.js'
@@ -47,10 +48,14 @@ export interface RecordingExtension {
 export class Recorder {
   private readonly extensions: RecordingExtension[] = []
 
-  /** @param collectLive what the collectors reading live objects collect of a unit as it ends (the kernel's) */
+  /**
+   * @param origins where spans were started in the app's code is captured and resolved with it (the `origins` option)
+   * @param collectLive what the collectors reading live objects collect of a unit as it ends (the kernel's)
+   */
   constructor (
     private readonly saves: ProfileSaves,
     private readonly maxSpans: number,
+    private readonly origins: OriginResolver | undefined,
     private readonly collectLive: (ended: EndedUnit, recording: Recording) => Record<string, unknown> | undefined,
     private readonly log: ProfilerLogger
   ) {}
@@ -68,7 +73,7 @@ export class Recorder {
     const token = this.saves.reserve()
     if (token === undefined) return undefined
     const parent = unit.parent ?? recordingOf(context.parent)?.token
-    const recording = new Recording(token, unit.kind, unit.name, parent, context, logs, heapUsed(), new SpanList(this.maxSpans, context.startedAt))
+    const recording = new Recording(token, unit.kind, unit.name, parent, context, logs, heapUsed(), new SpanList(this.maxSpans, context.startedAt, this.origins))
     context.set('profiler', recording)
     for (const extension of this.extensions) {
       if (extension.begin === undefined) continue

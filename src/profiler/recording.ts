@@ -1,7 +1,6 @@
 import type { KernelContext } from '../kernel/context.js'
 import type { RequestSnapshot } from '../kernel/collector.js'
 import type { CapturedLogs } from './log-capture.js'
-import type { RouteTraceLine } from '../routing/trace.js'
 import type { SpanList } from './spans.js'
 
 export const PROFILER_PATH = '/_profiler'
@@ -29,8 +28,6 @@ export class Recording {
   heapUsedEnd = 0
   /** its exception's stack, read as it ended (formatted: it keeps no frame alive) */
   stack: string | undefined
-  /** each route and why it did not match, for a miss: traced once, for the 404 page and the profile */
-  routeTrace: RouteTraceLine[] | undefined
 
   /**
    * @param kind `request`, or what `record()` was given

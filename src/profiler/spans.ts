@@ -1,6 +1,8 @@
 import { currentKernelContext } from '../kernel/async-context.js'
 import type { KernelContext } from '../kernel/context.js'
 import type { Redactor } from '../http/redact.js'
+import { CapturedStack, OriginCapture } from './origin.js'
+import type { OriginResolver, SpanOrigin } from './origin.js'
 
 /**
  * One thing the request did that took time: an outgoing HTTP call, a SQL statement, a Redis
@@ -20,6 +22,8 @@ export interface Span {
   error?: string
   /** what its panel shows of it: plain JSON, secrets masked, long values cut */
   data: Record<string, unknown>
+  /** where in the app's code it was started (profiles made with `origins` on, when the stack had an app frame) */
+  origin?: SpanOrigin
 }
 
 /** A span being recorded: ended (or failed) by whoever started it. */
@@ -58,33 +62,63 @@ export class SpanList {
 
   /** the spans' raw data has been made into what panels show (see SpanFormatter) */
   private formatted = false
+  /** the stack captured where each span started (same index as `spans`), resolved when formatting */
+  private stacks: Array<CapturedStack | undefined> = []
 
-  constructor (private readonly max: number, private readonly origin: number) {}
+  /**
+   * @param origin the request's start (performance.now()), spans' times are offsets from it
+   * @param origins where each span started is captured (the profiler's `origins` option) and resolved with it
+   */
+  constructor (private readonly max: number, private readonly origin: number, private readonly origins?: OriginResolver) {}
+
+  /** whether spans started here capture where they were started (the `origins` option) */
+  get capturesOrigins (): boolean {
+    return this.origins !== undefined
+  }
 
   /** Formats every span kept (once): called when the profile is built, before the collectors read it. */
   format (redactor: Redactor): void {
     if (this.formatted) return
     this.formatted = true
-    for (const span of this.spans) {
+    const stacks = this.stacks
+    this.stacks = []
+    for (let i = 0; i < this.spans.length; i++) {
+      const span = this.spans[i]!
       const formatter = formatters.get(span.kind)
-      if (formatter === undefined) continue
+      if (formatter !== undefined) {
+        try {
+          formatter(span, redactor)
+        } catch {
+          // a span the formatter cannot read is shown by its kind alone, never with raw data
+          span.name = span.kind
+          span.data = {}
+        }
+      }
+      const stack = stacks[i]
+      if (stack === undefined || this.origins === undefined) continue
       try {
-        formatter(span, redactor)
+        const origin = this.origins.resolve(stack)
+        if (origin !== undefined) span.origin = origin
       } catch {
-        // a span the formatter cannot read is shown by its kind alone, never with raw data
-        span.name = span.kind
-        span.data = {}
+        // a stack that cannot be read: the span shows no origin
       }
     }
   }
 
-  start (kind: string, name: string, data: Record<string, unknown> = {}, now = performance.now()): OpenSpan {
+  /**
+   * Starts a span. `origin`: where to capture where it started (default: below this call), a
+   * stack captured already, or null for none (the kernel's own calls); `fallback`: a stack
+   * captured earlier for the same call, for when this one has no frame of the app's. Nothing is
+   * captured when the profiler's `origins` option is off.
+   */
+  start (kind: string, name: string, data: Record<string, unknown> = {}, now = performance.now(), origin?: OriginCapture | CapturedStack | null, fallback?: CapturedStack): OpenSpan {
     if (this.closed) return NOOP
     if (this.spans.length >= this.max) {
       this.dropped++
       return NOOP
     }
     const span: Span = { kind, name, start: now - this.origin, duration: null, data }
+    if (this.origins !== undefined && origin !== null) this.stacks[this.spans.length] = capture(origin, fallback)
     this.spans.push(span)
     return {
       end: (more) => {
@@ -102,15 +136,28 @@ export class SpanList {
     }
   }
 
-  /** Adds a span that already ended (a `performance.measure()`, an OpenTelemetry span). */
-  add (span: Omit<Span, 'start'> & { start: number }): void {
+  /**
+   * Adds a span that already ended (a `performance.measure()`, an OpenTelemetry span); `origin`
+   * as for `start` (default: none, a span added when it ends says nothing of where it began).
+   */
+  add (span: Omit<Span, 'start'> & { start: number }, origin: OriginCapture | CapturedStack | null = null): void {
     if (this.closed) return
     if (this.spans.length >= this.max) {
       this.dropped++
       return
     }
+    if (this.origins !== undefined && origin !== null) this.stacks[this.spans.length] = capture(origin)
     this.spans.push({ ...span, start: span.start - this.origin })
   }
+}
+
+/** Spans started with no capture site of their own: the frames below `SpanList.start`'s caller. */
+const startedHere = new OriginCapture(SpanList.prototype.start)
+
+function capture (origin: OriginCapture | CapturedStack | undefined, fallback?: CapturedStack): CapturedStack {
+  const stack = origin instanceof CapturedStack ? origin : CapturedStack.at(origin ?? startedHere)
+  if (fallback !== undefined) stack.fallback = fallback
+  return stack
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Stopwatch, StopwatchEvent, StopwatchPeriod } from '../kernel/stopwatch.js'
 import { errorCodes } from '../errors/codes.js'
 import type { OpenSpan, SpanList } from './spans.js'
+import { OriginCapture } from './origin.js'
 
 /** Periods kept per event; later ones still count in its duration. */
 const MAX_PERIODS = 1000
@@ -42,7 +43,8 @@ export class RecordingStopwatch implements Stopwatch {
     }
     if (event.running !== undefined) return event
     const now = performance.now()
-    event.running = { start: now - this.origin, span: this.spans.start('app', name, { category: event.category }, now) }
+    // where the app started it: the caller of start() (or of lap())
+    event.running = { start: now - this.origin, span: this.spans.start('app', name, { category: event.category }, now, startedBy) }
     return event
   }
 
@@ -71,3 +73,6 @@ export class RecordingStopwatch implements Stopwatch {
     return this.byName === undefined ? [] : [...this.byName.values()]
   }
 }
+
+/** A period's origin: the app's call of `start()` (or of `lap()`, which calls it), just below. */
+const startedBy = new OriginCapture(RecordingStopwatch.prototype.start, 4)

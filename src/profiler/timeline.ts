@@ -23,6 +23,8 @@ export interface TimelineRow {
   error?: string
   /** the kernel's own call (its session store, login throttling, profile storage): what for */
   kernel?: string
+  /** where the app made the call: `file:line` */
+  origin?: string
 }
 
 export interface Timeline {
@@ -65,6 +67,7 @@ export function buildTimeline (trace: readonly TraceEntry[], controller: { start
     if (typeof span.data.category === 'string') row.category = truncate(span.data.category, MAX_NAME)
     if (span.error !== undefined) row.error = truncate(span.error, 1000)
     if (span.data.kernel === true) row.kernel = typeof span.data.purpose === 'string' ? span.data.purpose : 'kernel'
+    if (span.origin !== undefined) row.origin = `${span.origin.file}:${span.origin.line}`
     rows.push(row)
   }
   const rank = (row: TimelineRow): number => row.kind === 'stage' ? 0 : row.kind === 'listener' ? 1 : row.kind === 'controller' ? 2 : 3

@@ -1,25 +1,51 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { currentSpans } from './spans.js'
 import type { OpenSpan } from './spans.js'
+import { OriginCapture } from './origin.js'
+import { findTemplateEngines, renderEnded, renderStarted } from './template-runs.js'
+import type { OpenRender } from './template-runs.js'
 
 type Render = (this: unknown, ...args: unknown[]) => unknown
 
 /** marks a function this module made, so that nothing is wrapped twice */
 const kObserved = Symbol('fastify-kernel.observedRender')
 
-/** The template a render call names (`reply.view('page.hbs', data, { layout })`). */
-function renderSpan (args: readonly unknown[]): OpenSpan | undefined {
+/** Frames kept below a render call: the route's handler calls `reply.view()` itself. */
+const RENDER_FRAMES = 8
+
+/**
+ * The template a render call names (`reply.view('page.hbs', data, { layout })`), and the tree
+ * of what it runs (page, layout, partials: template-runs.ts); `caller`: where to take the stack,
+ * below the observed function the app called.
+ */
+function renderSpan (args: readonly unknown[], caller: OriginCapture): OpenSpan | undefined {
   const spans = currentSpans()
   if (spans === undefined) return undefined
   const [page, , options] = args
-  const layout = typeof options === 'object' && options !== null ? (options as { layout?: unknown }).layout : undefined
-  return spans.start('template', typeof page === 'string' ? page : '(a compiled template)', typeof layout === 'string' ? { layout } : {})
+  const given = typeof options === 'object' && options !== null ? (options as { layout?: unknown }).layout : undefined
+  const layout = typeof given === 'string' ? given : undefined
+  const template = typeof page === 'string' ? page : '(a compiled template)'
+  const render: OpenRender = { template, layout, tree: [], runs: 0, nodes: 0 }
+  const data: Record<string, unknown> = { tree: render.tree }
+  if (layout !== undefined) data.layout = layout
+  const span = spans.start('template', template, data, undefined, caller)
+  renderStarted(spans, render)
+  return {
+    end (more) {
+      renderEnded(spans, render)
+      span.end(more)
+    },
+    fail (error, more) {
+      renderEnded(spans, render)
+      span.fail(error, more)
+    }
+  }
 }
 
 /** `fastify.view(page, data, opts?, done?)` and `reply.viewAsync(page, data, opts?)`: a promise, or a callback. */
 function observedRender (render: Render): Render {
   const observed = function (this: unknown, ...args: unknown[]): unknown {
-    const span = renderSpan(args)
+    const span = renderSpan(args, site)
     if (span === undefined) return Reflect.apply(render, this, args)
     const last = args.length - 1
     const done = args[last]
@@ -40,6 +66,7 @@ function observedRender (render: Render): Render {
     }
     return Promise.resolve(result).then((html) => { span.end(); return html }, (error: unknown) => { span.fail(error); throw error })
   }
+  const site = new OriginCapture(observed, RENDER_FRAMES)
   return mark(observed)
 }
 
@@ -103,6 +130,8 @@ export class ViewObserver {
     const server = request.server as object
     if (!this.seen.has(server)) {
       this.seen.add(server)
+      // the app's handlebars may have been loaded after the kernel
+      findTemplateEngines()
       for (const owner of chain(server)) {
         for (const name of Object.keys(owner)) {
           const render = ownFunction(owner, name)

@@ -146,6 +146,30 @@ export function traceRoutes (routes: readonly RouteDefinition[], method: string,
   return lines
 }
 
+const TRACES_KEPT = 256
+const MAX_CACHED_PATH = 2048
+/** recent traces, by the routes they were traced against, method and path */
+const traces = new WeakMap<readonly RouteDefinition[], Map<string, { count: number, lines: readonly RouteTraceLine[] }>>()
+
+/**
+ * `traceRoutes`, remembered for the last TRACES_KEPT misses of a route list (as long as it has
+ * the same routes): a browser asks for the same missing path again and again (its favicon, a
+ * stale link), and each debug 404 page and its profile show the closest routes. Lines are shared:
+ * never changed by their readers.
+ */
+export function tracedRoutes (routes: readonly RouteDefinition[], method: string, rawPath: string): readonly RouteTraceLine[] {
+  if (rawPath.length > MAX_CACHED_PATH) return traceRoutes(routes, method, rawPath)
+  let byPath = traces.get(routes)
+  if (byPath === undefined) traces.set(routes, byPath = new Map())
+  const key = `${method} ${rawPath}`
+  const known = byPath.get(key)
+  if (known !== undefined && known.count === routes.length) return known.lines
+  const lines = traceRoutes(routes, method, rawPath)
+  if (byPath.size >= TRACES_KEPT) byPath.delete(byPath.keys().next().value!)
+  byPath.set(key, { count: routes.length, lines })
+  return lines
+}
+
 /** A verdict in words, as the routing panel and the routing console show it. */
 export const VERDICT_TEXT: Record<RouteTraceLine['verdict'], string> = { match: 'matches', method: 'method', requirement: 'requirement', slash: 'trailing slash', path: 'path differs' }
 
@@ -162,6 +186,18 @@ export function routingOutcomeText (routing: Pick<RoutingData, 'outcome' | 'rout
 
 /** The routes that came closest to matching, closest first: what a 404 page shows. */
 export function nearMisses (trace: readonly RouteTraceLine[], count = 5): RouteTraceLine[] {
+  if (count !== 5) return closestOf(trace, count)
+  const known = closest.get(trace)
+  if (known !== undefined) return known
+  const found = closestOf(trace, count)
+  closest.set(trace, found)
+  return found
+}
+
+/** the closest routes of each remembered trace */
+const closest = new WeakMap<readonly RouteTraceLine[], RouteTraceLine[]>()
+
+function closestOf (trace: readonly RouteTraceLine[], count: number): RouteTraceLine[] {
   return trace.filter((line) => line.verdict !== 'match')
     .map((line, index) => ({ line, index }))
     .sort((a, b) => a.line.closeness - b.line.closeness || a.index - b.index)

@@ -16,9 +16,9 @@ function text (value: unknown): string {
 
 /**
  * The security panel (firewall, user, roles, access rule, decision) and the toolbar's user item.
- * With the `security` option every profile has the panel, as Symfony's: a request the firewall
- * never saw (a routing miss, a bad Host) shows its anonymous state. Without it there is no
- * panel, and the toolbar says "anonymous".
+ * With the `security` option every profile has both, as Symfony's: a request the firewall never
+ * saw (a routing miss, a bad Host) shows its anonymous state. Without it there is neither: an
+ * app with no users has no user to show ("anonymous" on every page would only be noise).
  */
 export function securityCollector (enabled: boolean): Collector<SecurityCollected> {
   return {
@@ -65,6 +65,7 @@ export function securityCollector (enabled: boolean): Collector<SecurityCollecte
       }
     },
     toolbar (data) {
+      if (!enabled) return undefined
       const authenticated = data?.authenticated === true
       return {
         name: authenticated ? (typeof data?.user === 'string' && data.user !== '' ? data.user : '(unnamed)') : 'anonymous',

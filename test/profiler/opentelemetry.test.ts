@@ -113,10 +113,9 @@ t.test('a request\'s statements are in its Database panel, masked as mysql2\'s; 
   t.notOk(JSON.stringify(profile).includes('sk-live-123'), 'the secret is nowhere in the profile')
   const spans = profile.collected.spans!.spans
   t.same(spans.filter((span) => span.kind === 'db').map((span) => span.name), ['SELECT id FROM users WHERE api_key = $1 AND id > $2', 'SELECT * FROM missing_table'])
-  // the connection is an OpenTelemetry span of its own, not a statement
-  const connect = spans.find((span) => span.kind === 'otel' && span.name === 'pg.connect')
-  t.ok(connect, 'pg.connect is an otel span')
-  t.match(connect?.data, { attributes: { 'db.system.name': 'postgresql' } })
+  // pg is instrumented by the profiler itself: the instrumentation's spans (its statements,
+  // pg.connect) would be twins, and are left out
+  t.same(spans.filter((span) => span.kind === 'otel'), [], 'no OpenTelemetry span of pg\'s: each statement once')
   // and the app's exporter got them all the same
   t.ok(exported.getFinishedSpans().some((span) => span.attributes['db.query.text'] === 'SELECT * FROM missing_table'))
 })

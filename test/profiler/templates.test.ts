@@ -12,6 +12,12 @@ import Handlebars from 'handlebars'
 import kernel, { kernelServerOptions } from '../../index.js'
 import type { KernelOptions, TemplateRender } from '../../index.js'
 import { host, page, profiled } from './helpers.js'
+import { createRequire } from 'node:module'
+
+/** handlebars' runtime module, whose `template` the profiler wraps while it runs */
+const runtime = createRequire(import.meta.url)('handlebars/dist/cjs/handlebars/runtime.js') as { template: Function }
+const PARTIALS = { 'book-row': 'partials/book-row.hbs', price: 'partials/price.hbs', nav: 'partials/nav.hbs' }
+const BOOKS = [{ title: 'Dune', price: 9 }, { title: 'Emma', price: 7 }, { title: 'Ulysses', price: 12 }]
 
 const root = join(import.meta.dirname, 'fixtures/views')
 
@@ -99,7 +105,7 @@ t.test('an encapsulated plugin\'s own view is observed; a failed render is recor
   t.equal(miss.profile.collected.templates, undefined, 'a 404 page renders no template of the app')
 
   const panel = (await page(app, `/_profiler/${missing.token}?panel=templates`)).body
-  t.match(panel, /<td class="mono">no-such-template\.hbs<div class="level level-error">failed: /)
+  t.match(panel, /<span class="mono">no-such-template\.hbs<\/span>[^<]*<[^]*?<div class="level level-error">failed: /)
   t.match(panel, /<a href="[^"]*" data-panel="templates" class="active"><span>Templates<\/span><span class="badge badge-error">1<\/span>/, 'a failed render marks the menu')
 })
 
@@ -108,12 +114,57 @@ t.test('the panel, the toolbar item and its threshold', async (t) => {
   t.teardown(() => app.close())
   const { token } = await profiled(app, { url: '/view-async' })
   const panel = (await page(app, `/_profiler/${token}?panel=templates`)).body
-  t.match(panel, /<tr><td class="mono">item\.hbs<\/td><td>2<\/td>/, 'rendered templates, counted')
-  t.match(panel, /<tr><td class="mono">page\.hbs<\/td><td>1<\/td>/)
-  t.equal(panel.match(/<tr><td>\d<\/td><td class="mono">/g)?.length, 3, 'one row per render call')
+  t.match(panel, /<tr data-template="item\.hbs"><td class="mono">item\.hbs<\/td><td>page<\/td><td>2<\/td>/, 'rendered templates, counted')
+  t.match(panel, /<tr data-template="page\.hbs"><td class="mono">page\.hbs<\/td><td>page<\/td><td>1<\/td>/)
+  t.equal(panel.match(/<div class="card render" data-render="\d">/g)?.length, 3, 'one card per render call')
   const toolbar = (await page(app, `/_wdt/${token}`)).body
   t.match(toolbar, /<div class="kwdt-item kwdt-slow" tabindex="0" data-kwdt="templates">/, 'over the threshold (0 ms): highlighted')
   t.match(toolbar, /data-kwdt-templates>3</)
+})
+
+t.test('the page, its layout and every partial, nested under what included them, with counts and times: the app\'s own handlebars instance', async (t) => {
+  for (const [name, handlebars] of [['Handlebars.create()', Handlebars.create()], ['the default instance', Handlebars]] as const) {
+    const app = Fastify(kernelServerOptions())
+    await app.register(kernel, { debug: true, fileLinkFormat: 'vscode' })
+    await app.register(view, { engine: { handlebars }, root, options: { partials: PARTIALS } })
+    app.get('/books', async (_request, reply) => reply.view('books.hbs', { books: BOOKS }, { layout: 'shop-layout.hbs' }))
+    await app.ready()
+    const { res, profile, token } = await profiled(app, { url: '/books' })
+    t.ok(res.body.startsWith('<!DOCTYPE html><html><body><nav>shop</nav><ul><li>Dune <b>9</b></li>\n<li>Emma <b>7</b></li>\n<li>Ulysses <b>12</b></li>\n</ul>\n'), `${name}: the page renders as ever`)
+    const [render] = profile.collected.templates!.renders
+    const shape = (runs: typeof render.runs): unknown => runs?.map((run) => [run.name, run.kind, run.count, shape(run.children)])
+    t.same(shape(render.runs), [
+      ['books.hbs', 'page', 1, [['book-row', 'partial', 3, [['price', 'partial', 3, []]]]]],
+      ['shop-layout.hbs', 'layout', 1, [['nav', 'partial', 1, []]]]
+    ], `${name}: the page with its partials (a partial's own partial under it), then the layout with its own`)
+    const [pageRun, layoutRun] = render.runs!
+    t.ok(pageRun.ms >= pageRun.children[0].ms && pageRun.children[0].ms >= pageRun.children[0].children[0].ms, 'a template\'s time includes its partials\'')
+    t.ok(pageRun.ms + layoutRun.ms <= render.duration!, 'within the render call')
+
+    const panel = (await page(app, `/_profiler/${token}?panel=templates`)).body
+    t.match(panel, /<tr data-template="book-row"><td class="mono">book-row<\/td><td>partial<\/td><td>3<\/td>/, 'the rendered templates: each partial with its count')
+    t.match(panel, /<tr class="run d0" data-run="page"><td class="mono">books\.hbs<\/td><td>page<\/td><td>1<\/td>[^]*?<tr class="run d1" data-run="partial"><td class="mono">book-row<\/td><td>partial<\/td><td>3<\/td>[^]*?<tr class="run d2" data-run="partial"><td class="mono">price<\/td>[^]*?<tr class="run d0" data-run="layout"><td class="mono">shop-layout\.hbs<\/td>[^]*?<tr class="run d1" data-run="partial"><td class="mono">nav<\/td>/, 'nested in the render\'s card')
+    t.match(panel, /data-partials>7</, '7 partials included')
+    await app.close()
+  }
+  t.not(runtime.template.name, 'observedRuntimeTemplate', 'the last profiler closed: handlebars\' runtime is its own again')
+})
+
+t.test('a global layout (@fastify/view\'s option) and a render of the same template outside any request', async (t) => {
+  const handlebars = Handlebars.create()
+  const app = Fastify(kernelServerOptions())
+  await app.register(kernel, { debug: true })
+  await app.register(view, { engine: { handlebars }, root, layout: 'shop-layout.hbs', options: { partials: PARTIALS } })
+  app.get('/books', async (_request, reply) => reply.view('books.hbs', { books: BOOKS.slice(0, 1) }))
+  await app.ready()
+  t.teardown(() => app.close())
+  await app.view('books.hbs', { books: [] })
+  const { profile } = await profiled(app, { url: '/books' })
+  const [render] = profile.collected.templates!.renders
+  t.same(render.runs?.map((run) => [run.name, run.kind, run.children.map((c) => [c.name, c.count])]), [
+    ['books.hbs', 'page', [['book-row', 1]]],
+    ['(the layout)', 'layout', [['nav', 1]]]
+  ], 'the layout @fastify/view adds by itself is shown as such (its name is not visible from outside it)')
 })
 
 t.test('production: the app\'s view decorators are left as @fastify/view made them', async (t) => {
@@ -127,6 +178,7 @@ t.test('production: the app\'s view decorators are left as @fastify/view made th
   const res = await app.inject({ url: '/page', headers: { host } })
   t.equal(res.body, '<p>prod</p>\n')
   t.equal(app.view, instanceView, 'fastify.view untouched')
+  t.equal(runtime.template.name, 'template', 'handlebars\' runtime untouched')
   t.equal(Object.getOwnPropertySymbols(app.view).length, 0, 'not marked as observed')
 })
 

@@ -125,7 +125,7 @@ t.test('/_wdt answers as Symfony\'s toolbar action: fragment, 404 empty, empty, 
   t.match(toolbar.body, /<b data-kwdt-status>200<\/b> <span data-kwdt-route>@ page<\/span>/)
   t.match(toolbar.body, `href="/_profiler/${token}?panel&#x3D;request"`, 'links into the profile')
   for (const panel of ['request', 'exception', 'routing', 'events', 'logs', 'time']) t.match(toolbar.body, `data-panel="${panel}"`, `a link to the ${panel} panel`)
-  t.match(toolbar.body, /<b data-kwdt-user>anonymous<\/b>/)
+  t.notMatch(toolbar.body, 'data-kwdt-user', 'no security configured: no user item')
   t.match(toolbar.body, /data-kwdt-version>\d+\.\d+\.\d+</)
 
   const unknown = await page(app, '/_wdt/abcdef')
@@ -193,4 +193,6 @@ t.test('the toolbar shows the request: error status, exception, logs by level, u
   t.match(missToolbar, 'kwdt-status kwdt-warning', 'red on 4xx too')
   t.match(missToolbar, '(no controller ran)')
   t.notMatch(missToolbar, '<script>')
+  const anonymous = await profiled(app, { url: '/missing/page' })
+  t.match((await page(app, `/_wdt/${anonymous.token}`)).body, /<b data-kwdt-user>anonymous<\/b>/, 'security configured: the user item, anonymous without credentials')
 })

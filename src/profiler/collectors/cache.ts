@@ -2,7 +2,10 @@ import type { Collector } from '../../kernel/collector.js'
 import { CACHE } from '../io/cache.js'
 import type { CacheSpanData } from '../io/cache.js'
 import type { TimedCall } from './io.js'
-import { ioBadge, ioToolbar, rowClass, spansOfKind, timing, totals } from './io.js'
+import { rowClass, spansOfKind, timing, totals } from './io.js'
+import { N_PLUS_ONE } from './db.js'
+import { keyShape, repeatedShapes } from './repeats.js'
+import type { Repeated } from './repeats.js'
 
 /** One Redis command of the request. */
 export interface CacheCommandRecord extends TimedCall, CacheSpanData {}
@@ -17,27 +20,66 @@ declare module '../../kernel/collector.js' {
   }
 }
 
-function rows (commands: readonly CacheCommandRecord[]): object[] {
+/** A command's shape: its name and its keys with their ids taken out (`GET book:{id}`). */
+export function commandShape (command: CacheCommandRecord): string {
+  return [command.command, ...command.keys.map(keyShape)].join(' ')
+}
+
+const variant = (command: CacheCommandRecord): string => [command.command, ...command.keys, ...command.args].join(' ')
+
+/** Reads, hits and misses of a list of commands, and the hit ratio (a percentage; null without reads). */
+export function readFigures (commands: readonly CacheCommandRecord[]): { reads: number, hits: number, misses: number, hitRatio: number | null } {
+  let reads = 0
+  let hits = 0
+  let misses = 0
+  for (const command of commands) {
+    if (command.hits === undefined) continue
+    reads++
+    hits += command.hits
+    misses += command.misses ?? 0
+  }
+  return { reads, hits, misses, hitRatio: hits + misses === 0 ? null : Math.round((hits / (hits + misses)) * 100) }
+}
+
+interface Analysis {
+  app: CacheCommandRecord[]
+  kernel: CacheCommandRecord[]
+  repeated: Repeated[]
+}
+
+/** The app's commands (the kernel's are apart) and the shapes it repeated: a likely N+1. */
+function analyse (data: CacheData): Analysis {
+  const app = data.commands.filter((command) => command.kernel !== true)
+  const kernel = data.commands.filter((command) => command.kernel === true)
+  // a transaction is one row whatever it holds: no shape to compare
+  const shaped = app.filter((command) => command.command !== 'MULTI')
+  return { app, kernel, repeated: repeatedShapes(shaped, commandShape, variant, N_PLUS_ONE) }
+}
+
+function rows (commands: readonly CacheCommandRecord[], repeated: ReadonlyMap<string, Repeated>): object[] {
   return commands.map((command, index) => ({
     ...command,
     number: index + 1,
     rowClass: rowClass(command),
     isRunning: command.duration === null,
     keys: command.keys.join(' '),
-    args: command.args.join(' ')
+    args: command.args.join(' '),
+    read: command.hits === undefined ? null : command.misses === 0 ? 'hit' : command.hits === 0 ? 'miss' : `${command.hits} hit${command.hits === 1 ? '' : 's'}, ${command.misses ?? 0} miss${command.misses === 1 ? '' : 'es'}`,
+    missed: command.hits !== undefined && command.hits === 0,
+    repeated: repeated.get(commandShape(command))?.count
   }))
 }
 
 /**
- * The Cache panel: every Redis command of the request (ioredis, node-redis) with its keys,
- * time and failure. The kernel's own commands (sessions, login throttling, profile storage) are
- * listed apart and left out of the counts, so that the figures are the app's.
+ * The Cache panel (Django Debug Toolbar's Cache panel, Telescope's Redis watcher): every Redis
+ * command of the request (ioredis, node-redis) with its keys, time, failure, where the app sent
+ * it, and for a read whether it found what it asked for (hits and misses, the hit ratio on the
+ * toolbar item). One command shape repeated 3 times or more (`GET book:{id}`: a read per item
+ * of a list) is flagged as a likely N+1, as the Database panel flags statements. The kernel's
+ * own commands (sessions, login throttling, profile storage) are listed apart and left out of
+ * every figure, so that the figures are the app's.
  */
 export function cacheCollector (thresholdMs: number): Collector<CacheData> {
-  const split = (data: CacheData): { app: CacheCommandRecord[], kernel: CacheCommandRecord[] } => ({
-    app: data.commands.filter((command) => command.kernel !== true),
-    kernel: data.commands.filter((command) => command.kernel === true)
-  })
   return {
     name: CACHE,
     kinds: 'all',
@@ -63,6 +105,10 @@ export function cacheCollector (thresholdMs: number): Collector<CacheData> {
           record.args = Array.isArray(data.args) ? data.args : []
           record.client = String(data.client ?? 'unknown')
           if (typeof data.database === 'number') record.database = data.database
+          if (typeof data.hits === 'number') {
+            record.hits = data.hits
+            record.misses = data.misses ?? 0
+          }
           if (data.kernel === true) {
             record.kernel = true
             if (data.purpose !== undefined) record.purpose = data.purpose
@@ -72,17 +118,44 @@ export function cacheCollector (thresholdMs: number): Collector<CacheData> {
       }
     },
     panel (data) {
-      const { app, kernel } = split(data)
+      const { app, kernel, repeated } = analyse(data)
+      const byShape = new Map(repeated.map((entry) => [entry.shape, entry]))
       const kernelTotals = totals(kernel)
-      return { ...totals(app), commands: rows(app), kernelCommands: rows(kernel), kernelCount: kernelTotals.count, kernelMs: kernelTotals.totalMs }
+      return {
+        ...totals(app),
+        ...readFigures(app),
+        nPlusOne: repeated,
+        commands: rows(app, byShape),
+        kernelCommands: rows(kernel, new Map()),
+        kernelCount: kernelTotals.count,
+        kernelMs: kernelTotals.totalMs
+      }
     },
     badge (data) {
-      return ioBadge(totals(split(data).app))
+      const { app, repeated } = analyse(data)
+      const sums = totals(app)
+      if (sums.errors > 0) return { text: String(sums.errors), kind: 'error' }
+      if (repeated.length > 0) return { text: `${sums.count} (N+1)`, kind: 'warning' }
+      return sums.count > 0 ? { text: String(sums.count), kind: 'info' } : undefined
     },
     toolbar (data) {
       if (data === undefined) return undefined
-      const { app, kernel } = split(data)
-      return ioToolbar(totals(app), thresholdMs, { kernelCount: kernel.length })
+      const { app, kernel, repeated } = analyse(data)
+      const sums = totals(app)
+      if (sums.count === 0) return undefined
+      const reads = readFigures(app)
+      return {
+        ...sums,
+        ...reads,
+        totalMs: sums.totalMs.toFixed(1),
+        thresholdMs,
+        nPlusOne: repeated.length,
+        kernelCount: kernel.length,
+        highlight: sums.errors > 0 ? 'error' : sums.totalMs > thresholdMs || repeated.length > 0 ? 'warning' : null
+      }
+    },
+    figures (data) {
+      return { nPlusOne: analyse(data).repeated.length > 0 }
     }
   }
 }

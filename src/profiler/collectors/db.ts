@@ -1,4 +1,5 @@
 import type { Collector } from '../../kernel/collector.js'
+import { PROFILER_PATH } from '../recording.js'
 import { DB } from '../io/db.js'
 import type { DbSpanData } from '../io/db.js'
 import type { TimedCall } from './io.js'
@@ -36,18 +37,24 @@ interface Group {
   totalMs: number
   /** the parameter sets seen */
   variants: Set<string>
+  /** its statements' numbers in the panel (1-based) */
+  numbers: number[]
 }
+
+/** This many executions of a group are listed with their parameters, then counted. */
+const MAX_EXECUTIONS = 50
 
 function group (statements: readonly DbStatementRecord[], key: (statement: DbStatementRecord) => string): Map<string, Group> {
   const groups = new Map<string, Group>()
-  for (const statement of statements) {
+  for (const [index, statement] of statements.entries()) {
     const name = key(statement)
     let entry = groups.get(name)
     if (entry === undefined) {
-      entry = { statement: statement.statement, count: 0, totalMs: 0, variants: new Set() }
+      entry = { statement: statement.statement, count: 0, totalMs: 0, variants: new Set(), numbers: [] }
       groups.set(name, entry)
     }
     entry.count++
+    entry.numbers.push(index + 1)
     entry.totalMs += statement.duration ?? 0
     entry.variants.add(`${statement.statement}\u0000${JSON.stringify(statement.params ?? null)}`)
   }
@@ -66,9 +73,30 @@ function analyse (data: DbData): { app: DbStatementRecord[], kernel: DbStatement
   return { app, kernel, duplicates, nPlusOne }
 }
 
-function rows (statements: readonly DbStatementRecord[], slowMs: number, duplicates: Map<string, Group>, nPlusOne: Map<string, Group>): object[] {
+/**
+ * What differs between the executions of one shape (the N+1 group): each one's parameters, or,
+ * when the driver wrote its values into the statement (mysql2's query(), Sequelize), the
+ * statement itself.
+ */
+function executions (entry: Group, statements: readonly DbStatementRecord[]): object[] {
+  const listed: Array<{ number: number | null, params: string | null, statement: string | null }> = entry.numbers.slice(0, MAX_EXECUTIONS).map((number) => {
+    const statement = statements[number - 1]!
+    return {
+      number,
+      params: statement.params === undefined ? null : JSON.stringify(statement.params),
+      statement: statement.statement === entry.statement && statement.params !== undefined ? null : statement.statement
+    }
+  })
+  if (entry.numbers.length > MAX_EXECUTIONS) listed.push({ number: null, params: `… ${entry.numbers.length - MAX_EXECUTIONS} more`, statement: null })
+  return listed
+}
+
+function rows (statements: readonly DbStatementRecord[], slowMs: number, duplicates: Map<string, Group>, nPlusOne: Map<string, Group>, token?: string): object[] {
   return statements.map((statement, index) => ({
     ...statement,
+    // what the Copy button copies: the runnable form, or the statement when it has no values of its own
+    copy: statement.runnable ?? statement.statement,
+    explainAction: statement.explain === undefined || token === undefined ? undefined : `${PROFILER_PATH}/${token}/explain/${encodeURIComponent(statement.explain)}`,
     number: index + 1,
     rowClass: rowClass(statement, slowMs),
     isRunning: statement.duration === null,
@@ -112,16 +140,16 @@ export function dbCollector (thresholds: DbThresholds): Collector<DbData> {
         })
       }
     },
-    panel (data) {
+    panel (data, profile) {
       const { app, kernel, duplicates, nPlusOne } = analyse(data)
       const sums = totals(app)
       return {
         ...sums,
         slowMs: thresholds.slowMs,
         slowCount: app.filter((statement) => statement.duration !== null && statement.duration >= thresholds.slowMs).length,
-        statements: rows(app, thresholds.slowMs, duplicates, nPlusOne),
+        statements: rows(app, thresholds.slowMs, duplicates, nPlusOne, profile?.token),
         kernelStatements: rows(kernel, thresholds.slowMs, new Map(), new Map()),
-        nPlusOne: [...nPlusOne.values()].map((entry) => ({ statement: entry.statement, count: entry.count, variants: entry.variants.size, totalMs: entry.totalMs })),
+        nPlusOne: [...nPlusOne.values()].map((entry) => ({ statement: entry.statement, count: entry.count, variants: entry.variants.size, totalMs: entry.totalMs, executions: executions(entry, app) })),
         groups: [...group(app, identical).values()]
           .sort((a, b) => b.totalMs - a.totalMs || b.count - a.count)
           .map((entry) => ({ statement: entry.statement, count: entry.count, totalMs: entry.totalMs, repeated: entry.count > 1 }))
@@ -140,6 +168,11 @@ export function dbCollector (thresholds: DbThresholds): Collector<DbData> {
       const model = ioToolbar(totals(app), thresholds.totalMs, { nPlusOne: nPlusOne.size, kernelCount: kernel.length }) as { highlight: string | null } | undefined
       if (model !== undefined && model.highlight === null && nPlusOne.size > 0) model.highlight = 'warning'
       return model
+    },
+    // the search page's figures: the app's statements, and whether one shape looked like an N+1
+    figures (data) {
+      const { app, nPlusOne } = analyse(data)
+      return { statements: app.length, nPlusOne: nPlusOne.size > 0 }
     }
   }
 }

@@ -1,6 +1,5 @@
 import type { Collector } from '../../kernel/collector.js'
-import type { SourceExcerpts } from '../../errors/source-excerpt.js'
-import { parseStack } from '../../errors/flatten.js'
+import type { OriginResolver } from '../origin.js'
 import { truncate } from '../../http/redact.js'
 import { roundMs } from './events.js'
 import { DUMP_LIMITS } from '../dump-bound.js'
@@ -43,7 +42,7 @@ const PREVIEW = 80
  * dumped them: masking is for what the profiler records by itself, a dump is the developer's
  * explicit choice (as in Symfony).
  */
-export function dumpCollector (sources: SourceExcerpts | undefined): Collector<DumpData> {
+export function dumpCollector (origins: OriginResolver): Collector<DumpData> {
   return {
     name: 'dump',
     kinds: 'all',
@@ -70,12 +69,12 @@ export function dumpCollector (sources: SourceExcerpts | undefined): Collector<D
           if (dumped.label !== undefined) entry.label = truncate(dumped.label, 200)
           if (dumped.items !== undefined) entry.items = dumped.items
           if (dumped.cut !== undefined) entry.cut = dumped.cut
-          const frame = parseStack(dumped.frame)[0]
-          if (frame !== undefined) {
-            const located = sources?.locate(frame) ?? frame
-            entry.file = located.display ?? located.file
-            entry.line = located.line
-            if (located.link !== undefined) entry.link = located.link
+          // the app's frame that called it (a dump in a helper of a dependency's: the app's call below)
+          const origin = origins.resolve(dumped.stack)
+          if (origin !== undefined) {
+            entry.file = origin.file
+            entry.line = origin.line
+            if (origin.link !== undefined) entry.link = origin.link
           }
           return entry
         })

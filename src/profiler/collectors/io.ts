@@ -2,6 +2,7 @@ import type { Badge } from '../../kernel/collector.js'
 import type { KernelContext } from '../../kernel/context.js'
 import { recordingOf } from '../recording.js'
 import type { Span } from '../spans.js'
+import type { SpanOrigin } from '../origin.js'
 import { roundMs } from './events.js'
 
 /** What every call of the HTTP Client, Database and Cache panels has: when, how long, how it ended. */
@@ -11,12 +12,15 @@ export interface TimedCall {
   /** null: still running when the response was sent */
   duration: number | null
   error?: string
+  /** where in the app's code the call was made */
+  origin?: SpanOrigin
 }
 
-/** A span's timing, rounded as the other panels round theirs. */
+/** A span's timing, rounded as the other panels round theirs, and where it was made. */
 export function timing (span: Span): TimedCall {
   const call: TimedCall = { start: roundMs(span.start), duration: span.duration === null ? null : roundMs(span.duration) }
   if (span.error !== undefined) call.error = span.error
+  if (span.origin !== undefined) call.origin = span.origin
   return call
 }
 

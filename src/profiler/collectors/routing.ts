@@ -1,19 +1,14 @@
 import type { Collector } from '../../kernel/collector.js'
 import type { KernelContext } from '../../kernel/context.js'
 import type { RouteDefinition } from '../../routing/route-table.js'
-import { routingOutcomeText, routingSummary, traceRoutes, VERDICT_TEXT } from '../../routing/trace.js'
+import { routingOutcomeText, routingSummary, traceRoutes, tracedRoutes, VERDICT_TEXT } from '../../routing/trace.js'
 import type { RouteTraceLine, RoutingData } from '../../routing/trace.js'
 import { kKernelRoute, routeMarks } from '../../symbols.js'
-import { recordingOf } from '../recording.js'
 
-/** The match trace of a miss, traced once per request (the 404 page and the profile share it). */
-export function missTrace (routes: readonly RouteDefinition[], method: string, context: KernelContext): RouteTraceLine[] | null {
+/** The match trace of a miss (the 404 page and the profile share it: see tracedRoutes). */
+export function missTrace (routes: readonly RouteDefinition[], method: string, context: KernelContext): readonly RouteTraceLine[] | null {
   if (context.routing === undefined || context.uri === undefined) return null
-  const recording = recordingOf(context)
-  if (recording?.routeTrace !== undefined) return recording.routeTrace
-  const trace = traceRoutes(routes, method, context.uri.path)
-  if (recording !== undefined) recording.routeTrace = trace
-  return trace
+  return tracedRoutes(routes, method, context.uri.path)
 }
 
 /** The routing panel's data: what routing decided, for this method and raw path. */
@@ -59,7 +54,8 @@ export function routingCollector (routes: () => readonly RouteDefinition[]): Col
     collect ({ request, context }) {
       if (request === undefined) return undefined
       const matched = routeMarks(request.routeConfig)[kKernelRoute]
-      const trace = (): RouteTraceLine[] | null => missTrace(routes(), request.method, context)
+      // the panel's own copy of the shared lines
+      const trace = (): RouteTraceLine[] | null => missTrace(routes(), request.method, context)?.map((line) => ({ ...line })) ?? null
       return { ...routingSummary(context, matched, trace), method: request.method, path: context.uri?.path ?? request.url.split('?')[0] }
     },
     panel (routing) {

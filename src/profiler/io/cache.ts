@@ -52,11 +52,88 @@ export interface CacheSpanData {
   kernel?: true
   /** what the kernel sent it for */
   purpose?: string
+  /** a read (READS): how many of its keys (fields, members) it found, and how many it did not */
+  hits?: number
+  misses?: number
+}
+
+/**
+ * The reads whose answer says whether the cache had what was asked, and how to count it:
+ * - `value`: one key, a nil answer is a miss (`GET`, `HGET`…);
+ * - `each`: one answer per key or field, each nil (or 0) a miss (`MGET`, `HMGET`, `SMISMEMBER`);
+ * - `filled`: one key, an empty answer is a miss (`HGETALL` of a missing hash answers `{}`);
+ * - `count`: the answer is how many of the keys exist (`EXISTS k1 k2` → 1: one hit, one miss),
+ *   or 1/0 for one member (`SISMEMBER`, `HEXISTS`).
+ * Writes, and reads whose empty answer is an ordinary one (`LLEN`, `TTL`), are neither.
+ */
+export const READS: Readonly<Record<string, 'value' | 'each' | 'filled' | 'count'>> = {
+  GET: 'value',
+  GETEX: 'value',
+  GETDEL: 'value',
+  HGET: 'value',
+  LINDEX: 'value',
+  ZSCORE: 'value',
+  'JSON.GET': 'value',
+  MGET: 'each',
+  HMGET: 'each',
+  SMISMEMBER: 'each',
+  'JSON.MGET': 'each',
+  HGETALL: 'filled',
+  HKEYS: 'filled',
+  HVALS: 'filled',
+  SMEMBERS: 'filled',
+  LRANGE: 'filled',
+  ZRANGE: 'filled',
+  EXISTS: 'count',
+  HEXISTS: 'count',
+  SISMEMBER: 'count'
+}
+
+const found = (value: unknown): boolean => value !== null && value !== undefined && value !== 0
+
+function isEmpty (value: unknown): boolean {
+  if (value === null || value === undefined) return true
+  if (Array.isArray(value)) return value.length === 0
+  if (value instanceof Map || value instanceof Set) return value.size === 0
+  return typeof value === 'object' && Object.keys(value).length === 0
+}
+
+/** A read's hits and misses from its answer (see READS), or undefined for any other command. */
+export function hitsOf (command: string, args: readonly unknown[], result: unknown): { hits: number, misses: number } | undefined {
+  switch (READS[command]) {
+    case 'value': return found(result) ? { hits: 1, misses: 0 } : { hits: 0, misses: 1 }
+    case 'filled': return isEmpty(result) ? { hits: 0, misses: 1 } : { hits: 1, misses: 0 }
+    case 'each': {
+      if (!Array.isArray(result)) return undefined
+      const hits = result.filter(found).length
+      return { hits, misses: result.length - hits }
+    }
+    case 'count': {
+      if (typeof result !== 'number') return undefined
+      // EXISTS counts its keys; SISMEMBER and HEXISTS answer for one member
+      const asked = command === 'EXISTS' ? args.length : 1
+      return { hits: result, misses: Math.max(0, asked - result) }
+    }
+    default: return undefined
+  }
 }
 
 const MAX_ARG = 200
 const MAX_ARGS = 20
 const MAX_NAME = 200
+
+/** Commands that run a script or function with keys, then values: `EVAL script numkeys key… arg…`. */
+const SCRIPTS = new Set(['EVAL', 'EVALSHA', 'EVAL_RO', 'EVALSHA_RO', 'FCALL', 'FCALL_RO'])
+
+/**
+ * A script's values (its ARGV) are masked as `?`, as the clients mask the values of writes: they
+ * carry whatever the caller passes (BullMQ's job data, secrets included), the keys are shown.
+ */
+function scriptArgs (args: readonly string[]): string[] {
+  const keys = Number(args[1])
+  if (!Number.isSafeInteger(keys) || keys < 0) return args.slice(0, 2)
+  return args.map((arg, index) => index < 2 + keys ? arg : '?')
+}
 
 function keysOf (command: string, args: readonly string[]): string[] {
   try {
@@ -87,7 +164,7 @@ export function formatCacheSpan (span: Span, redactor: Redactor): void {
     // node-redis puts the command's name first
     if (call.client === 'node-redis') all.shift()
     command = String(context.command ?? '').toUpperCase()
-    const masked = maskRedisArguments(command, all.map(hide), (name) => redactor.isSecret(name))
+    const masked = maskRedisArguments(command, (SCRIPTS.has(command) ? scriptArgs(all) : all).map(hide), (name) => redactor.isSecret(name))
     args = masked.args
     if (span.error !== undefined) span.error = maskRedisError(span.error, masked)
   }
@@ -96,6 +173,14 @@ export function formatCacheSpan (span: Span, redactor: Redactor): void {
   if (args.length > MAX_ARGS) shown.push(`… ${args.length - MAX_ARGS} more`)
   const data: CacheSpanData = { command, keys: keys.map((key) => truncate(key, MAX_ARG)), args: shown, client: call.client }
   if (typeof context.database === 'number') data.database = context.database
+  // the answer, when it came (a failed or still running read is neither hit nor miss)
+  if (context.batchMode !== 'MULTI' && span.duration !== null && 'result' in context && context.error === undefined) {
+    const read = hitsOf(command, args, context.result)
+    if (read !== undefined) {
+      data.hits = read.hits
+      data.misses = read.misses
+    }
+  }
   if (traffic !== undefined) {
     data.kernel = true
     data.purpose = traffic.purpose

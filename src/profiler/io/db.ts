@@ -1,13 +1,18 @@
+import { currentKernelContext, kernelTrafficOf } from '../../kernel/async-context.js'
 import type { KernelTraffic } from '../../kernel/async-context.js'
 import type { Redactor } from '../../http/redact.js'
 import { REDACTED, truncate } from '../../http/redact.js'
-import type { Span } from '../spans.js'
+import { spansOf } from '../spans.js'
+import type { OpenSpan, Span } from '../spans.js'
 import type { ChannelSubscription } from './channels.js'
 import type { TracedContext } from './traced-call.js'
 import { tracedCalls } from './traced-call.js'
 import { analyzeSql } from './sql.js'
 import { maskRedisArguments } from '../../redis/secret-arguments.js'
-import type { SqlAnalysis } from './sql.js'
+import type { SqlAnalysis, SqlSlot } from './sql.js'
+import { runnableSql } from './sql-runnable.js'
+import { explainable } from './explain.js'
+import type { ExplainVia } from './explain.js'
 
 export const DB = 'db'
 
@@ -31,22 +36,60 @@ export interface SqlTraceContext {
   driver?: string
   /** the number of rows, when the result does not tell (the kernel's channel) */
   rows?: number
+  /** the name of a prepared statement (pg's `name`) */
+  prepared?: string
+  /** the values as the driver takes them again, when `values` is another view of them (better-sqlite3's arguments) */
+  driverValues?: unknown
 }
 
-class SqlCall {
-  constructor (readonly context: SqlTraceContext & TracedContext, readonly system: string, readonly driver: string, readonly traffic: KernelTraffic | undefined) {}
+/** A statement as recorded: references only (`via`, what it can be explained through, is held until the profile is built). */
+export class SqlCall {
+  constructor (readonly context: SqlTraceContext & TracedContext, readonly system: string, readonly driver: string, readonly traffic: KernelTraffic | undefined, readonly via?: ExplainVia) {}
+}
+
+/**
+ * mysql2's pool runs the caller's callback with the connection it hands out between
+ * `mysql2:pool:connect`'s asyncStart and asyncEnd, and `pool.query()`/`execute()` make their
+ * statement on it right there: the connections being handed out, innermost last, tell which
+ * pool a statement went through (its context names none).
+ */
+const handedOut: object[] = []
+
+function mysqlVia (): ExplainVia | undefined {
+  const pool = (handedOut.at(-1) as { _pool?: unknown } | undefined)?._pool
+  return typeof pool === 'object' && pool !== null ? { kind: 'mysql2-pool', handle: pool } : undefined
 }
 
 function sqlCalls (tracing: string, system: string | undefined, driver: string | undefined): ChannelSubscription {
   return tracedCalls<SqlTraceContext>(tracing, DB, (context, traffic) => typeof context.query === 'string'
-    ? new SqlCall(context, system ?? String(context.system ?? 'sql'), driver ?? String(context.driver ?? 'unknown'), traffic)
+    ? new SqlCall(context, system ?? String(context.system ?? 'sql'), driver ?? String(context.driver ?? 'unknown'), traffic, driver === 'mysql2' ? mysqlVia() : undefined)
     : undefined)
+}
+
+/**
+ * Opens the `db` span of a statement an instrumented driver (pg, better-sqlite3) is making, in
+ * the request the calling code runs for; undefined outside a profiled request. `context` is kept
+ * as it is (references: formatting waits for the profile); its `result` or `error` is set by the
+ * caller before it ends the span.
+ */
+export function startSql (context: SqlTraceContext & TracedContext, system: string, driver: string, via?: ExplainVia): OpenSpan | undefined {
+  const request = currentKernelContext()
+  const spans = spansOf(request)
+  if (spans === undefined) return undefined
+  return spans.start(DB, DB, new SqlCall(context, system, driver, kernelTrafficOf(request!), via) as unknown as Record<string, unknown>)
 }
 
 /** mysql2 (3.20 and later) publishes its queries and prepared statements; the app publishes the rest on DB_CHANNEL. */
 export const dbChannels: readonly ChannelSubscription[] = [
   // a pool hands a freed connection to the next caller from the request that freed it
   { restore: 'mysql2:pool:connect' },
+  {
+    tracing: 'mysql2:pool:connect',
+    handlers: {
+      asyncStart (context: TracedContext) { if (typeof context.result === 'object' && context.result !== null) handedOut.push(context.result) },
+      asyncEnd (context: TracedContext) { if (handedOut.at(-1) === context.result) handedOut.pop() }
+    }
+  },
   sqlCalls('mysql2:query', 'mysql', 'mysql2'),
   sqlCalls('mysql2:execute', 'mysql', 'mysql2'),
   sqlCalls(DB_CHANNEL, undefined, undefined)
@@ -63,6 +106,12 @@ export interface DbSpanData {
   rows?: number
   driver?: string
   database?: string
+  /** the statement with its values written in as literals of its dialect (secret ones masked), to copy */
+  runnable?: string
+  /** the name of a prepared statement */
+  prepared?: string
+  /** the id under which this process can EXPLAIN it (a read, through a pool it knows) */
+  explain?: string
   /** the kernel's own statement (a session store's), shown apart */
   kernel?: true
   /** what the kernel made it for */
@@ -92,8 +141,8 @@ function cut (value: unknown, redactor: Redactor): unknown {
   return typeof safe === 'string' ? truncate(safe, MAX_PARAM) : safe
 }
 
-/** The parameters of a statement's secret slots (by their `$n`/`?` rank or `:name`). */
-function secretSlots (analysis: SqlAnalysis, redactor: Redactor): { indexes: Set<number>, names: Set<string> } {
+/** Which values are secret: a placeholder by the column it goes to (`password = ?`) or the name it is given (`:api_key`), a literal by its column. */
+function secretSlots (analysis: SqlAnalysis, redactor: Redactor): { indexes: Set<number>, names: Set<string>, test: (slot: SqlSlot) => boolean } {
   const indexes = new Set<number>()
   const names = new Set<string>()
   for (const slot of analysis.slots) {
@@ -101,7 +150,24 @@ function secretSlots (analysis: SqlAnalysis, redactor: Redactor): { indexes: Set
     if (slot.index !== undefined) indexes.add(slot.index)
     if (slot.name !== undefined) names.add(slot.name)
   }
-  return { indexes, names }
+  const test = (slot: SqlSlot): boolean => slot.literal
+    ? slot.column !== undefined && redactor.isSecret(slot.column)
+    : (slot.index !== undefined && indexes.has(slot.index)) || (slot.name !== undefined && (names.has(slot.name) || redactor.isSecret(slot.name)))
+  return { indexes, names, test }
+}
+
+/** The values of the secret placeholders, to be masked wherever they may show (an EXPLAIN plan). */
+function secretValues (values: unknown, analysis: SqlAnalysis, redactor: Redactor): unknown[] {
+  if (values === undefined || values === null || typeof values !== 'object') return []
+  const { test } = secretSlots(analysis, redactor)
+  const out: unknown[] = []
+  for (const slot of analysis.slots) {
+    if (slot.literal || !test(slot)) continue
+    if (Array.isArray(values) && slot.index !== undefined) out.push(values[slot.index])
+    else if (!Array.isArray(values)) out.push((values as Record<string, unknown>)[slot.name ?? String((slot.index ?? -1) + 1)])
+  }
+  if (!Array.isArray(values)) for (const [name, value] of Object.entries(values)) if (redactor.isSecret(name)) out.push(value)
+  return out
 }
 
 /** a positional parameter reported by name as its 0-based index (OpenTelemetry's `db.query.parameter.0`) */
@@ -109,7 +175,7 @@ const INDEX_NAME = /^(?:0|[1-9]\d{0,5})$/
 
 /**
  * Secret by the name it is given (`:password`) or by the column it goes to (`password = ?`);
- * a parameter named by its index goes to the column of that rank.
+ * a parameter named by its index goes to the column of that rank. `secrets` gets the values taken out.
  */
 function maskedParams (values: unknown, analysis: SqlAnalysis, redactor: Redactor, secrets: string[]): unknown[] | Record<string, unknown> | undefined {
   if (values === undefined || values === null) return undefined
@@ -188,11 +254,18 @@ export function formatDbSpan (span: Span, redactor: Redactor): void {
   const statement = maskedStatement(query, analysis, redactor, secrets)
   const data: DbSpanData = { system: call.system, statement: truncate(statement), shape: truncate(analysis.shape), driver: call.driver }
   const params = maskedParams(context.values, analysis, redactor, secrets)
-  if (params !== undefined) data.params = params
+  if (params !== undefined) {
+    data.params = params
+    const runnable = runnableSql(query, analysis, call.system, context.values, secretSlots(analysis, redactor).test)
+    if (runnable !== undefined) data.runnable = runnable
+  }
   // a server's error may quote the statement where it failed (MariaDB's `near '…'`)
   if (span.error !== undefined) {
     for (const secret of secrets) if (secret !== '') span.error = span.error.replaceAll(secret, REDACTED)
   }
+  if (typeof context.prepared === 'string') data.prepared = truncate(context.prepared, MAX_NAME)
+  const id = call.via === undefined || !analysis.plainRead ? undefined : explainable(context.query, context.driverValues ?? context.values, call.system, call.via, secretValues(context.values, analysis, redactor))
+  if (id !== undefined) data.explain = id
   const rows = rowsOf(context)
   if (rows !== undefined) data.rows = rows
   if (typeof context.database === 'string' && context.database !== '') data.database = context.database

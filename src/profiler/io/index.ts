@@ -3,12 +3,20 @@ import { ProcessChannels } from './channels.js'
 import { HTTP_CLIENT, formatHttpClientSpan, httpClientChannels } from './http-client.js'
 import { DB, dbChannels, formatDbSpan } from './db.js'
 import { CACHE, cacheChannels, formatCacheSpan } from './cache.js'
+import { instrumentModules } from './modules.js'
+import { pgChannels, pgInstrumentation, pgPoolInstrumentation } from './pg.js'
+import { betterSqlite3Instrumentation, sqliteChannels } from './sqlite.js'
 
 /**
  * The channels of what a request calls outside the process (HTTP, SQL, Redis), subscribed once
- * per process while a profiler is alive.
+ * per process while a profiler is alive; and the libraries that publish nothing (pg,
+ * better-sqlite3), instrumented for as long (their app's copies, restored after the last
+ * profiler).
  */
-export const ioChannels = new ProcessChannels(() => [...httpClientChannels, ...dbChannels, ...cacheChannels])
+export const ioChannels = new ProcessChannels(() => [
+  ...httpClientChannels, ...dbChannels, ...pgChannels, ...sqliteChannels, ...cacheChannels,
+  { instrument: () => instrumentModules([pgInstrumentation, pgPoolInstrumentation, betterSqlite3Instrumentation]) }
+])
 
 formatSpansWith(HTTP_CLIENT, formatHttpClientSpan)
 formatSpansWith(DB, formatDbSpan)

@@ -32,6 +32,8 @@ export interface SqlAnalysis {
   slots: SqlSlot[]
   /** the statement with its literal values replaced by `?`, lists of values collapsed, spaces normalised */
   shape: string
+  /** a plain read that EXPLAIN may be asked of (see isPlainRead) */
+  plainRead: boolean
 }
 
 const WORD_START = /[A-Za-z_\u0080-\uffff]/
@@ -90,7 +92,8 @@ function tokenize (sql: string, mysql: boolean, postgres: boolean): Token[] {
       if ((sql[i] === '+' || sql[i] === '-') && /[eE]/.test(sql[i - 1]!)) { i++; while (i < n && DIGIT.test(sql[i]!)) i++ }
       type = 'number'
     } else if (c === '?') {
-      i++; type = 'placeholder'
+      // SQLite's `?NNN`
+      i++; while (i < n && DIGIT.test(sql[i]!)) i++; type = 'placeholder'
     } else if (postgres && c === '$' && DOLLAR_TAG.test(sql.slice(i, i + 64))) {
       const tag = DOLLAR_TAG.exec(sql.slice(i, i + 64))![0]
       const close = sql.indexOf(tag, i + tag.length)
@@ -116,6 +119,32 @@ function tokenize (sql: string, mysql: boolean, postgres: boolean): Token[] {
     tokens.push({ type, start, end: i })
   }
   return tokens
+}
+
+function isMysql (system: string): boolean {
+  return system === 'mysql' || system === 'mariadb'
+}
+
+/** The words that make a statement something else than a read, wherever they stand in it. */
+const WRITES = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE', 'UPSERT', 'INTO', 'CREATE', 'DROP', 'ALTER', 'TRUNCATE', 'GRANT', 'REVOKE', 'COPY'])
+
+/**
+ * Whether a statement is a plain read that EXPLAIN may be asked of: one statement (nothing after
+ * a `;` but comments), starting with SELECT or WITH, and none of the words of a write anywhere
+ * outside its strings and quoted names (so neither a data-modifying CTE, `SELECT … INTO`, nor a
+ * locking read `FOR UPDATE`). Deliberately strict: a read it refuses is only not explained.
+ */
+export function isPlainRead (sql: string, system = 'mysql'): boolean {
+  return plainRead(sql, tokenize(sql, isMysql(system), system.startsWith('postgres')))
+}
+
+function plainRead (sql: string, tokens: readonly Token[]): boolean {
+  const words = tokens.filter((token) => token.type === 'word').map((token) => sql.slice(token.start, token.end).toUpperCase())
+  const first = words[0]
+  if (first !== 'SELECT' && first !== 'WITH') return false
+  const separator = tokens.findIndex((token) => token.type === 'other' && sql[token.start] === ';')
+  if (separator !== -1 && separator !== tokens.length - 1) return false
+  return !words.some((word) => WRITES.has(word))
 }
 
 function columnName (sql: string, token: Token | undefined): string | undefined {
@@ -144,8 +173,7 @@ const PASSWORD = 'password'
  * `REPLACE v` (docs/security.md lists the forms).
  */
 export function analyzeSql (sql: string, system = 'mysql'): SqlAnalysis {
-  const mysql = system === 'mysql' || system === 'mariadb'
-  const tokens = tokenize(sql, mysql, system.startsWith('postgres'))
+  const tokens = tokenize(sql, isMysql(system), system.startsWith('postgres'))
   const word = (token: Token | undefined): string => token !== undefined && token.type === 'word' ? sql.slice(token.start, token.end).toUpperCase() : ''
   const slots: SqlSlot[] = []
   let questionMarks = 0
@@ -219,13 +247,13 @@ export function analyzeSql (sql: string, system = 'mysql'): SqlAnalysis {
     if (token.type === 'placeholder') {
       const text = sql.slice(token.start, token.end)
       if (text === '?') slot.index = questionMarks++
-      else if (text[0] === '$' && DIGIT.test(text[1]!)) slot.index = Number(text.slice(1)) - 1
+      else if ((text[0] === '$' || text[0] === '?') && DIGIT.test(text[1]!)) slot.index = Number(text.slice(1)) - 1
       else slot.name = text.slice(1)
     }
     if (slot.column === undefined) delete slot.column
     slots.push(slot)
   }
-  return { slots, shape: shapeOf(sql, tokens) }
+  return { slots, shape: shapeOf(sql, tokens), plainRead: plainRead(sql, tokens) }
 }
 
 /** The value at `k` follows `IDENTIFIED BY`, or `IDENTIFIED WITH|VIA <plugin> BY|AS|USING`. */

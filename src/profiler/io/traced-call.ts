@@ -1,8 +1,11 @@
 import { currentKernelContext, kernelTrafficOf } from '../../kernel/async-context.js'
 import type { KernelTraffic } from '../../kernel/async-context.js'
 import { spansOf } from '../spans.js'
+import type { OriginCapture } from '../origin.js'
+import { tracedCallSite } from './publisher.js'
 import type { OpenSpan } from '../spans.js'
 import type { ChannelSubscription } from './channels.js'
+import { callerOf } from './caller.js'
 
 /** Where a tracing channel's handlers keep the span of a call, on the call's own context object. */
 const kSpan = Symbol('fastify-kernel.span')
@@ -21,27 +24,37 @@ export interface TracedContext {
  * closes it, whichever way the library traces it (a promise, a callback, or synchronously).
  */
 export function tracedCalls<C extends object> (tracing: string, kind: string, raw: (context: C, traffic: KernelTraffic | undefined) => object | undefined): ChannelSubscription {
-  return {
-    tracing,
-    handlers: {
-      start (context: C & TracedContext) {
-        const request = currentKernelContext()
-        const spans = spansOf(request)
-        if (spans === undefined) return
-        const data = raw(context, kernelTrafficOf(request!))
-        if (data !== undefined) context[kSpan] = spans.start(kind, kind, data as Record<string, unknown>)
-      },
-      // traceSync: the call is over when `end` is published (its result set); a promise or a
-      // callback is not, then
-      end (context: C & TracedContext) {
-        if ('result' in context) context[kSpan]?.end()
-      },
-      asyncStart (context: C & TracedContext) {
-        context[kSpan]?.end()
-      },
-      error (context: C & TracedContext) {
-        context[kSpan]?.fail(context.error)
+  // where the stack is taken (publisher.ts), for the guard diagnostics_channel calls now
+  let site: OriginCapture | undefined
+  let siteFor: Function | undefined
+  const handlers = {
+    start (context: C & TracedContext, subscriber: Function) {
+      const request = currentKernelContext()
+      const spans = spansOf(request)
+      if (spans === undefined) return
+      const traffic = kernelTrafficOf(request!)
+      const data = raw(context, traffic)
+      if (data === undefined) return
+      // the kernel's own calls come from no line of the app's; a pooled call may have started on a later tick
+      const caller = callerOf(request)
+      // subscribed anew when a profiler starts after the last one closed: a new guard
+      if (siteFor !== subscriber) {
+        siteFor = subscriber
+        site = tracedCallSite(subscriber)
       }
+      context[kSpan] = spans.start(kind, kind, data as Record<string, unknown>, undefined, traffic !== undefined ? null : site!, caller)
+    },
+    // traceSync: the call is over when `end` is published (its result set); a promise or a
+    // callback is not, then
+    end (context: C & TracedContext) {
+      if ('result' in context) context[kSpan]?.end()
+    },
+    asyncStart (context: C & TracedContext) {
+      context[kSpan]?.end()
+    },
+    error (context: C & TracedContext) {
+      context[kSpan]?.fail(context.error)
     }
   }
+  return { tracing, handlers }
 }

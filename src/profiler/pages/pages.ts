@@ -20,13 +20,18 @@ function when (epochMs: number): string {
   return date.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')
 }
 
+const PANEL_LABELS: Readonly<Record<string, string>> = { db: 'database', cache: 'cache', http_client: 'HTTP' }
+
 function summaryRow (summary: ProfileSummary): object {
   return {
     ...summary,
     kind: summary.kind ?? 'request',
     ...statusOfSummary(summary),
     when: when(summary.time),
-    link: `${BASE}/${summary.token}`
+    link: `${BASE}/${summary.token}`,
+    // older profiles do not say
+    statements: typeof summary.statements === 'number' ? summary.statements : null,
+    nPlusOne: Array.isArray(summary.nPlusOne) && summary.nPlusOne.length > 0 ? summary.nPlusOne.map((name) => PANEL_LABELS[name] ?? name).join(', ') : null
   }
 }
 
@@ -58,6 +63,21 @@ export function neighboursOf (token: string, newestFirst: readonly ProfileSummar
   return { next: newestFirst[at - 1]?.token, previous: newestFirst[at + 1]?.token }
 }
 
+/** The answer of EXPLAIN for a statement of a profile: the plan, or why there is none. */
+export function explainPage (profile: Profile, statement: { statement: string, system: string }, outcome: { columns: string[], rows: string[][] } | { message: string }): PageModel {
+  return {
+    title: `EXPLAIN — ${profile.method} ${profile.url} (${profile.token})`,
+    contentPartial: 'explain',
+    token: profile.token,
+    method: profile.method,
+    url: profile.url,
+    back: `${BASE}/${profile.token}?panel=db`,
+    statement: statement.statement,
+    system: statement.system,
+    ...outcome
+  }
+}
+
 export function tokenNotFoundPage (token: string): PageModel {
   return { title: `Token "${token}" not found`, contentPartial: 'missing', token }
 }
@@ -85,13 +105,30 @@ function time (value: string | undefined): number | undefined {
   return Number.isFinite(ms) ? ms : undefined
 }
 
-/** The search filters from a query string: anything malformed is dropped, never an error. */
-export function parseFilter (query: unknown): { filter: ProfileFilter, form: Record<string, string> } {
+/** A number of the form: at least 0, an integer if asked; undefined (and a problem said) otherwise. */
+function count (value: string | undefined, label: string, integer: boolean, problems: string[]): number | undefined {
+  if (value === undefined) return undefined
+  const number = Number(value)
+  if (value.trim() !== '' && Number.isFinite(number) && number >= 0 && (!integer || Number.isInteger(number))) return number
+  problems.push(`${label} "${value}" is not ${integer ? 'a whole number' : 'a number'} of 0 or more: not applied.`)
+  return undefined
+}
+
+const CHECKED = new Set(['1', 'on', 'true', 'yes'])
+
+/**
+ * The search filters from a query string. A malformed value is not applied and the page says so
+ * (`problems`, shown escaped): never an error page.
+ */
+export function parseFilter (query: unknown): { filter: ProfileFilter, form: Record<string, string>, problems: string[] } {
   const q = (typeof query === 'object' && query !== null ? query : {}) as Record<string, unknown>
+  const problems: string[] = []
   const method = one(q.method)
   const status = one(q.status)
   const kind = one(q.kind)
-  const limit = Number(one(q.limit) ?? 50)
+  const limitText = one(q.limit)
+  const limit = Number(limitText ?? 50)
+  if (limitText !== undefined && !(Number.isInteger(limit) && limit > 0)) problems.push(`Limit "${limitText}" is not a whole number above 0: 50 shown.`)
   const form = {
     kind: kind ?? '',
     name: one(q.name) ?? '',
@@ -101,28 +138,43 @@ export function parseFilter (query: unknown): { filter: ProfileFilter, form: Rec
     ip: one(q.ip) ?? '',
     start: one(q.start) ?? '',
     end: one(q.end) ?? '',
+    minDuration: one(q.min_duration) ?? '',
+    minStatements: one(q.min_statements) ?? '',
+    nPlusOne: CHECKED.has((one(q.n_plus_one) ?? '').toLowerCase()) ? '1' : '',
     limit: String(Number.isInteger(limit) && limit > 0 ? Math.min(limit, 500) : 50)
   }
+  const validMethod = method !== undefined && /^[A-Za-z]{1,16}$/.test(method)
+  if (method !== undefined && !validMethod) problems.push(`Method "${method}" is not an HTTP method: not applied.`)
+  const validStatus = status !== undefined && /^([1-5]\d\d|[1-5]xx)$/i.test(status)
+  if (status !== undefined && !validStatus) problems.push(`Status "${status}" is not a status (404) nor a class (4xx): not applied.`)
+  const start = time(form.start || undefined)
+  if (form.start !== '' && start === undefined) problems.push(`From "${form.start}" is not a date and time: not applied.`)
+  const end = time(form.end || undefined)
+  if (form.end !== '' && end === undefined) problems.push(`Until "${form.end}" is not a date and time: not applied.`)
   const filter: ProfileFilter = {
     kind: kind !== undefined && /^[a-z][a-z0-9_-]{0,31}$/.test(kind) ? kind : undefined,
     name: form.name || undefined,
-    method: method !== undefined && /^[A-Za-z]{1,16}$/.test(method) ? method : undefined,
-    status: status !== undefined && /^([1-5]\d\d|[1-5]xx)$/i.test(status) ? status : undefined,
+    method: validMethod ? method : undefined,
+    status: validStatus ? status : undefined,
     url: form.url || undefined,
     ip: form.ip || undefined,
-    start: time(form.start || undefined),
-    end: time(form.end || undefined),
+    start,
+    end,
+    minDuration: count(form.minDuration || undefined, 'Minimum time', false, problems),
+    minStatements: count(form.minStatements || undefined, 'Minimum SQL statements', true, problems),
+    nPlusOne: form.nPlusOne === '1' ? true : undefined,
     limit: Number(form.limit)
   }
-  return { filter, form }
+  return { filter, form, problems }
 }
 
-export function searchPage (results: readonly ProfileSummary[], form: Record<string, string>, stored: number, dropped = 0): PageModel {
+export function searchPage (results: readonly ProfileSummary[], form: Record<string, string>, stored: number, dropped = 0, problems: readonly string[] = []): PageModel {
   return {
     title: 'Profiler: search',
     contentPartial: 'search',
     form,
     kinds: BUILT_IN_KINDS,
+    problems,
     methods: ['', 'GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].map((m) => ({ value: m, label: m === '' ? 'any' : m, selected: m === form.method.toUpperCase() })),
     results: results.map(summaryRow),
     count: results.length,

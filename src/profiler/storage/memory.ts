@@ -14,6 +14,8 @@ interface Entry {
   profile: Profile | undefined
   /** made once, when first listed */
   summary: ProfileSummary | undefined
+  /** the summary with the figures only a built profile tells (statements, likely N+1): made once, when first asked */
+  figured: ProfileSummary | undefined
   /** an estimate of what it holds, in bytes: what `maxBytes` counts */
   size: number
 }
@@ -78,12 +80,12 @@ export class MemoryProfileStorage implements RecordingKeeper {
 
   keep (recording: Recording): void {
     // a single recording larger than the whole budget is not kept (lru-cache would refuse it)
-    this.cache.set(recording.token, { recording, profile: undefined, summary: undefined, size: recordingSize(recording) })
+    this.cache.set(recording.token, { recording, profile: undefined, summary: undefined, figured: undefined, size: recordingSize(recording) })
   }
 
   /** Keeps the profile itself: the caller hands it over and does not change it afterwards. */
   async save (profile: Profile): Promise<void> {
-    this.cache.set(profile.token, { recording: undefined, profile, summary: summarize(profile), size: Math.max(1, jsonSizeBound(profile)) })
+    this.cache.set(profile.token, { recording: undefined, profile, summary: summarize(profile), figured: undefined, size: Math.max(1, jsonSizeBound(profile)) })
   }
 
   /** Older than maxAge by its `time` (its unit's start), as the other storages count it (the TTL counts from the keeping, a little later). */
@@ -103,18 +105,30 @@ export class MemoryProfileStorage implements RecordingKeeper {
   async find (filter: ProfileFilter = {}): Promise<ProfileSummary[]> {
     // the most recently kept first: profiles of the same millisecond stay newest first (the sort is stable)
     const now = this.clock.now()
+    // a recording's figures (statements, likely N+1) are those of its built profile: built only
+    // when a filter needs them, and for the summaries given (the search page shows them)
+    const figures = filter.minStatements !== undefined || filter.nPlusOne === true
     const summaries: ProfileSummary[] = []
+    const entries = new Map<ProfileSummary, Entry>()
     for (const entry of this.cache.values()) {
       if (this.expired(entry, now)) continue
-      const summary = entry.summary ?? this.summaryOf(entry)
-      if (summary !== undefined) summaries.push(summary)
+      const summary = figures ? this.figuredOf(entry) : entry.summary ?? this.summaryOf(entry)
+      if (summary === undefined) continue
+      summaries.push(summary)
+      entries.set(summary, entry)
     }
-    return selectSummaries(summaries, filter)
+    return selectSummaries(summaries, filter).map((summary) => this.figuredOf(entries.get(summary)!) ?? summary)
   }
 
   private summaryOf (entry: Entry): ProfileSummary | undefined {
     if (entry.recording === undefined || this.builder === undefined) return undefined
     return (entry.summary = this.builder.summary(entry.recording))
+  }
+
+  /** The summary with its figures: a recording's from its profile, built now (once); a saved profile's as saved. */
+  private figuredOf (entry: Entry): ProfileSummary | undefined {
+    if (entry.recording === undefined || this.builder === undefined) return entry.summary
+    return (entry.figured ??= summarize(this.builder.profile(entry.recording)))
   }
 
   async purge (): Promise<void> {

@@ -1,6 +1,7 @@
 import type { Profile, ProfileSummary } from '../profile.js'
 import type { Recording } from '../recording.js'
 import { randomInt } from 'node:crypto'
+import { isBrowserOwnRequest } from '../browser-requests.js'
 
 /** Filters of the search page and of `find()`; every one optional, all of them given must match. */
 export interface ProfileFilter {
@@ -22,6 +23,14 @@ export interface ProfileFilter {
   start?: number
   /** epoch milliseconds, inclusive */
   end?: number
+  /** the request took this long or longer (ms) */
+  minDuration?: number
+  /** the app ran this many SQL statements or more (profiles that do not say, older ones, never match) */
+  minStatements?: number
+  /** a panel flagged a likely N+1 (database, cache, HTTP client) */
+  nPlusOne?: boolean
+  /** pages only: the browser's own requests (favicon, source maps, static assets) left out */
+  pages?: boolean
   /** most summaries given, the newest; default 50 */
   limit?: number
 }
@@ -133,6 +142,10 @@ export function matchesFilter (summary: ProfileSummary, filter: ProfileFilter): 
   if (filter.ip !== undefined && !summary.ip.includes(filter.ip)) return false
   if (filter.start !== undefined && summary.time < filter.start) return false
   if (filter.end !== undefined && summary.time > filter.end) return false
+  if (filter.minDuration !== undefined && !(summary.duration >= filter.minDuration)) return false
+  if (filter.minStatements !== undefined && !(typeof summary.statements === 'number' && summary.statements >= filter.minStatements)) return false
+  if (filter.nPlusOne === true && !(Array.isArray(summary.nPlusOne) && summary.nPlusOne.length > 0)) return false
+  if (filter.pages === true && isBrowserOwnRequest(summary.url)) return false
   return true
 }
 

@@ -1,6 +1,7 @@
 import type { Profile } from '../profile.js'
 import type { Panels } from '../pages/panels.js'
 import { PROFILER_PATH } from '../recording.js'
+import { BROWSER_OWN_PATH } from '../browser-requests.js'
 
 /** The toolbar's "profile the next request" button: where it posts, and whether this browser is armed. */
 export interface NextRequestButton {
@@ -26,6 +27,8 @@ export function toolbarModel (profile: Profile, panels: Panels, versions: Toolba
     token: profile.token,
     home: `${base}?panel=${encodeURIComponent(available[0]?.name ?? 'request')}`,
     items: panels.toolbarItems(profile),
+    // the page's later requests the toolbar lists leave out the browser's own (its script reads this)
+    skipPattern: BROWSER_OWN_PATH.source,
     versions,
     nextRequest,
     panels: available.map((collector) => ({ name: collector.name, label: collector.label, href: `${base}?panel=${encodeURIComponent(collector.name)}` }))

@@ -75,16 +75,27 @@
     return td
   }
 
+  // the browser's own requests (an icon, a source map, a static asset): the profiler's rule, from the fragment
+  function browserOwn (request) {
+    const bar = root.querySelector('[data-kwdt-skip]')
+    let pattern = null
+    try { pattern = bar && new RegExp(bar.getAttribute('data-kwdt-skip'), 'i') } catch (e) { /* none */ }
+    if (pattern === null) return false
+    const url = new URL(request.url)
+    return url.origin === window.location.origin && pattern.test(decodeURIComponent(url.pathname))
+  }
+
   function render () {
     if (!state.loaded) return
     const item = root.querySelector('[data-kwdt-ajax]')
     const rows = root.querySelector('[data-kwdt-ajax-rows]')
     if (item === null || rows === null) return
-    item.hidden = state.requests.length === 0
-    root.querySelector('[data-kwdt-ajax-count]').textContent = String(state.requests.length)
+    const shown = state.requests.filter(function (request) { try { return !browserOwn(request) } catch (e) { return true } })
+    item.hidden = shown.length === 0
+    root.querySelector('[data-kwdt-ajax-count]').textContent = String(shown.length)
     while (rows.firstChild) rows.removeChild(rows.firstChild)
-    for (let i = state.requests.length - 1; i >= 0; i--) {
-      const request = state.requests[i]
+    for (let i = shown.length - 1; i >= 0; i--) {
+      const request = shown[i]
       const row = document.createElement('tr')
       if (request.status >= 400) row.className = 'kwdt-ajax-row-error'
       cell(row, request.method)

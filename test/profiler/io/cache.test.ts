@@ -81,6 +81,74 @@ t.test('node-redis: commands, and a transaction as one MULTI', async (t) => {
   t.match(toolbar.body, /data-kwdt="cache">[\s\S]*?kwdt-badge kwdt-badge-warning" data-kwdt-count>3</, 'above the cache threshold')
 })
 
+t.test('hits and misses: a read that found nothing is a miss (per key for MGET and HMGET), the hit ratio on the toolbar; both clients', async (t) => {
+  const client = await ioredis(t)
+  const other = createClient({ url: redis.url })
+  other.on('error', () => undefined)
+  await other.connect()
+  t.teardown(async () => { await other.quit() })
+  await client.set('hit:1', 'v')
+  await client.hset('hit:hash', 'f', 'v')
+  const app = await createKernelApp({ kernel: { debug: true } })
+  app.get('/reads', async () => {
+    await client.get('hit:1') // hit
+    await client.get('miss:1') // miss
+    await client.mget('hit:1', 'miss:2', 'miss:3') // 1 hit, 2 misses
+    await client.hgetall('miss:hash') // {}: miss
+    await client.exists('hit:1', 'miss:4') // 1 hit, 1 miss
+    await client.set('write', 'x') // neither
+    await other.hGetAll('hit:hash') // hit
+    await other.hmGet('hit:hash', ['f', 'nope']) // 1 hit, 1 miss
+    await other.get('miss:5') // miss
+    return 'ok'
+  })
+  t.teardown(() => app.close())
+  const { profile, token } = await profiled(app, { url: '/reads' })
+  const commands = profile.collected.cache!.commands
+  t.same(commands.map((c) => [c.command, c.hits, c.misses]), [
+    ['GET', 1, 0], ['GET', 0, 1], ['MGET', 1, 2], ['HGETALL', 0, 1], ['EXISTS', 1, 1], ['SET', undefined, undefined],
+    ['HGETALL', 1, 0], ['HMGET', 1, 1], ['GET', 0, 1]
+  ], 'each read with its hits and misses; a write is neither')
+  const panel = (await page(app, `/_profiler/${token}?panel=cache`)).body
+  t.match(panel, /data-hits>5</)
+  t.match(panel, /data-misses>7</)
+  t.match(panel, /data-hit-ratio>42 %</, '5 of 12 found')
+  t.match(panel, /<tr class="" data-command="2">[\s\S]*?<span class="flag flag-miss" data-read>miss<\/span>/)
+  t.match(panel, /<tr class="" data-command="3">[\s\S]*?<span class="flag flag-hit" data-read>1 hit, 2 misses<\/span>/)
+  const toolbar = (await page(app, `/_wdt/${token}`)).body
+  t.match(toolbar, /data-kwdt="cache">[\s\S]*?<span class="kwdt-label" data-kwdt-hit-ratio title="hit ratio of the reads">42 % hits<\/span>/, 'the hit ratio on the toolbar item')
+  t.match(toolbar, /<tr><th>Reads<\/th><td>8: 5 hits, 7 misses<\/td><\/tr>/)
+})
+
+t.test('the same command shape 3 times or more (ids taken out of the keys) is a likely N+1: panel, badge, toolbar', async (t) => {
+  const client = await ioredis(t)
+  const app = await createKernelApp({ kernel: { debug: true } })
+  app.get('/books', async () => {
+    for (const id of [1, 2, 3]) await client.get(`book:${id}:title`)
+    await client.get('book:1:title')
+    await client.get('config')
+    await client.get('config')
+    return 'ok'
+  })
+  app.get('/fine', async () => {
+    await client.get('book:1:title')
+    await client.get('book:2:title')
+    return 'ok'
+  })
+  t.teardown(() => app.close())
+  const { profile, token } = await profiled(app, { url: '/books' })
+  t.same(profile.nPlusOne, ['cache'], 'the profile\'s summary says so, for the search page')
+  const panel = (await page(app, `/_profiler/${token}?panel=cache`)).body
+  t.match(panel, /<table id="cache-n-plus-one">[\s\S]*?<tr class="row-warning"><td>4<\/td><td>3<\/td><td class="mono">[\d.]+<\/td><td class="mono">GET book:\{id\}:title<\/td><\/tr>/, 'the shape, its count and its different keys')
+  t.notMatch(panel, /GET config<\/td><\/tr>/, 'twice is no N+1')
+  t.match(panel, /data-panel="cache" class="active"><span>Cache<\/span><span class="badge badge-warning">6 \(N\+1\)<\/span>/)
+  t.match(panel, /data-command="1">[\s\S]*?likely N\+1: 4 of this shape/)
+  const toolbar = (await page(app, `/_wdt/${token}`)).body
+  t.match(toolbar, /data-kwdt="cache">[\s\S]*?kwdt-badge kwdt-badge-warning" data-kwdt-count>6<[\s\S]*?data-kwdt-n-plus-one>1</)
+  const fine = await profiled(app, { url: '/fine' })
+  t.equal(fine.profile.nPlusOne, undefined)
+})
+
 t.test('the kernel\'s own traffic (sessions, login throttling) is shown apart and not counted; the session id is masked', async (t) => {
   const client = await ioredis(t)
   const app = await securedApp({
@@ -178,4 +246,21 @@ t.test('30 concurrent requests, each with its own ioredis and node-redis command
   for (const [index, { profile }] of results.entries()) {
     t.same(profile.collected.cache!.commands.map((c) => c.keys[0]), [`io:${index}`, `node:${index}`], `request ${index}: its own commands`)
   }
+})
+
+t.test('a script\'s values are masked, its keys shown: they carry whatever the caller passes (a queue\'s job data)', async (t) => {
+  const client = await ioredis(t)
+  const app = await createKernelApp({ kernel: { debug: true } })
+  app.get('/script', async () => {
+    await client.eval('return redis.call("SET", KEYS[1], ARGV[1])', 1, 'job:1', '{"password":"hunter2"}')
+    await client.call('EVAL', 'return 1', '0', 'api-key-value')
+    return 'ok'
+  })
+  t.teardown(() => app.close())
+  const { profile } = await profiled(app, { url: '/script' })
+  const [withKey, withoutKey] = profile.collected.cache!.commands
+  t.same(withKey!.keys, ['job:1'])
+  t.same(withKey!.args.slice(1), ['1', 'job:1', '?'], 'the value is masked')
+  t.same(withoutKey!.args.slice(1), ['0', '?'])
+  t.notMatch(JSON.stringify(profile), /hunter2|api-key-value/)
 })
