@@ -6,7 +6,7 @@ import { packageVersion } from '../src/config/paths.js'
 import { RecordingStopwatch } from '../src/profiler/stopwatch.js'
 import { ViewObserver } from '../src/profiler/views.js'
 import { observeMeasures } from '../src/profiler/measures.js'
-import { listenToDumps } from '../src/profiler/dump.js'
+import { listenToDumps, settleDumps } from '../src/profiler/dump.js'
 import { observeTemplateRuns } from '../src/profiler/template-runs.js'
 import { timeCollector } from '../src/profiler/collectors/time.js'
 import { templatesCollector } from '../src/profiler/collectors/templates.js'
@@ -57,6 +57,7 @@ export function registerAppPanels (app: FastifyInstance, kernel: Kernel, profile
   const views = new ViewObserver()
   profiler
     .extend({ name: 'stopwatch', begin (recording, context) { context.set('stopwatch', new RecordingStopwatch(recording.spans, context.startedAt)) } })
+    .extend({ name: 'dumps', end (_recording, context) { settleDumps(context, profiler.origins) } })
     .extend({ name: 'renders', begin (_recording, _context, unit) { if (unit.request !== undefined && unit.reply !== undefined) views.observe(unit.request, unit.reply) } })
   const stopMeasures = observeMeasures()
   const stopDumps = listenToDumps()

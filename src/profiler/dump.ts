@@ -4,6 +4,8 @@ import { currentKernelContext } from '../kernel/async-context.js'
 import { spansOf } from './spans.js'
 import { ProcessShare } from './process-share.js'
 import { CapturedStack } from './origin.js'
+import type { OriginResolver, SpanOrigin } from './origin.js'
+import type { KernelContext } from '../kernel/context.js'
 
 /** A `dump()` as recorded: its text made at the call, its caller's stack line mapped later. */
 export interface RecordedDump {
@@ -11,8 +13,10 @@ export interface RecordedDump {
   text: string
   /** milliseconds from the start of the request */
   at: number
-  /** the caller's stack (a few frames), resolved to the app's frame, mapped to its source, when collected */
+  /** the caller's stack (a few frames), resolved to the app's frame as the unit ends (settleDumps) */
   stack?: CapturedStack
+  /** the app's frame that called it, once resolved */
+  origin?: SpanOrigin
   /** entries of the value dumped (DUMP_LIMITS) */
   items?: number
   /** entries the bounds left out */
@@ -90,4 +94,23 @@ export function dump<T> (value: T, label?: string): T {
   recorded.stack = new CapturedStack(dump, DUMP_FRAMES)
   dumps.dumps.push(recorded)
   return value
+}
+
+/**
+ * The unit ended: where each dump was called is resolved now, so that no captured stack (whose
+ * frames hold their functions and receivers) is kept until the profile is read.
+ */
+export function settleDumps (context: KernelContext, origins: OriginResolver): void {
+  const recorded = context.get('dumps')
+  if (recorded === undefined) return
+  for (const dumped of recorded.dumps) {
+    if (dumped.stack === undefined) continue
+    try {
+      const origin = origins.resolve(dumped.stack)
+      if (origin !== undefined) dumped.origin = origin
+    } catch {
+      // a stack that cannot be read: the dump shows no origin
+    }
+    delete dumped.stack
+  }
 }

@@ -18,11 +18,12 @@ export interface KernelProfiler {
    * Runs `fn` as a unit of work of its own (a job, a command, a scheduled task, an app's kind)
    * and stores its profile — SQL, Redis, HTTP calls, logs, dumps, the timeline, what it threw —
    * as an HTTP request's is; resolves to (or rejects with) what `fn` returns (or throws). A unit
-   * recorded inside another (a job run inline in a request) is linked to it as its child.
+   * recorded inside another (a job run inline in a request) is linked to it as its child. `fn`
+   * is given the token of the unit's profile (undefined when it is not recorded).
    *
    *     await app.kernelProfiler.record({ kind: 'command', name: 'books:import' }, () => importBooks())
    */
-  record<T>(unit: UnitOfWork, fn: () => T | PromiseLike<T>): Promise<T>
+  record<T>(unit: UnitOfWork, fn: (token: string | undefined) => T | PromiseLike<T>): Promise<T>
   /**
    * The stored profile of a response of this app, or of a token, to assert on in tests
    * (Symfony's `$client->getProfile()`): waits for it to be stored. Throws KERNEL_NOT_PROFILED
@@ -39,10 +40,10 @@ export interface KernelProfiler {
 /** The profiler where none runs: production, or `profiler: false`. */
 export const inactiveProfiler: KernelProfiler = Object.freeze({
   enabled: false,
-  async record<T> (unit: UnitOfWork, fn: () => T | PromiseLike<T>): Promise<T> {
+  async record<T> (unit: UnitOfWork, fn: (token: string | undefined) => T | PromiseLike<T>): Promise<T> {
     // a mistake fails in every mode, as the options do
     checkedUnit(unit)
-    return await fn()
+    return await fn(undefined)
   },
   async profileOf (): Promise<Profile> {
     throw new errorCodes.KERNEL_NOT_PROFILED('no profiler runs in this app (production, or profiler: false)')

@@ -102,16 +102,16 @@ export class Profiler implements KernelProfiler {
     return this
   }
 
-  async record<T> (unit: UnitOfWork, fn: () => T | PromiseLike<T>): Promise<T> {
+  async record<T> (unit: UnitOfWork, fn: (token: string | undefined) => T | PromiseLike<T>): Promise<T> {
     const { kind, name, parent } = checkedUnit(unit)
     const context = new KernelContext()
     context.parent = currentKernelContext()
     // not recorded (the capture mode, or the save budget is spent): the work is done all the same
-    if (!this.capture.records(() => false, recordingOf(context.parent) !== undefined)) return await fn()
+    if (!this.capture.records(() => false, parent !== null && recordingOf(context.parent) !== undefined)) return await fn(undefined)
     const recording = this.recorder.begin(context, { kind, name, parent }, newCapture(context.startedAt))
-    if (recording === undefined) return await fn()
+    if (recording === undefined) return await fn(undefined)
     try {
-      return await runInRequest(context, fn)
+      return await runInRequest(context, () => fn(recording.token))
     } catch (error) {
       recording.failed = true
       context.exception = error

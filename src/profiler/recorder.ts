@@ -10,13 +10,16 @@ import { heapUsed } from './collectors/time.js'
 import type { ProfileSaves } from './saves.js'
 import type { ProfilerLogger } from './saves.js'
 
+/** How long the recording extensions' `end` may take before the recording is kept without them. */
+const END_TIMEOUT_MS = 10_000
+
 /** The unit a recording begins for: what it is, and for an HTTP request its live request and reply. */
 export interface LiveUnit {
   kind: string
   /** what `record()` was given; none for an HTTP request */
   name?: string
-  /** the token of the profile it belongs to, when it is not the unit its context began in */
-  parent?: string
+  /** the token of the profile it belongs to, when it is not the unit its context began in; null: none */
+  parent?: string | null
   request?: FastifyRequest
   reply?: FastifyReply
 }
@@ -72,7 +75,7 @@ export class Recorder {
   begin (context: KernelContext, unit: LiveUnit, logs: CapturedLogs | undefined): Recording | undefined {
     const token = this.saves.reserve()
     if (token === undefined) return undefined
-    const parent = unit.parent ?? recordingOf(context.parent)?.token
+    const parent = unit.parent === null ? undefined : unit.parent ?? recordingOf(context.parent)?.token
     const recording = new Recording(token, unit.kind, unit.name, parent, context, logs, heapUsed(), new SpanList(this.maxSpans, context.startedAt, this.origins))
     context.set('profiler', recording)
     for (const extension of this.extensions) {
@@ -95,6 +98,7 @@ export class Recorder {
     recording.totalMs = context.elapsed()
     recording.aborted = ended.aborted
     recording.spans.closed = true
+    recording.spans.settle()
     recording.heapUsedEnd = heapUsed()
     recording.request = ended.snapshot
     recording.live = this.collectLive(ended, recording)
@@ -117,7 +121,12 @@ export class Recorder {
       return
     }
     const completed = this.saves.ending()
-    Promise.all(pending).then(() => {
+    // an extension that never settles must not keep the recording from being kept (nor its token reserved)
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const cap = new Promise<void>((resolve) => { timer = setTimeout(resolve, END_TIMEOUT_MS) })
+    timer?.unref()
+    Promise.race([Promise.all(pending), cap]).then(() => {
+      clearTimeout(timer)
       completed()
       this.saves.ended(recording)
     }, () => undefined)

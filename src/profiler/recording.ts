@@ -25,6 +25,8 @@ export class Recording {
   failed = false
   /** the unit asked to be recorded (kept whatever the capture mode) */
   asked = false
+  /** bytes of what was kept for it beyond its spans and logs (a mail's raw message, a CPU profile): a memory storage counts them */
+  retainedBytes = 0
   heapUsedEnd = 0
   /** its exception's stack, read as it ended (formatted: it keeps no frame alive) */
   stack: string | undefined

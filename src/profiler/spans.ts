@@ -44,6 +44,20 @@ export type SpanFormatter = (span: Span, redactor: Redactor) => void
 
 const formatters = new Map<string, SpanFormatter>()
 
+/**
+ * What a span's raw data keeps once its unit ended, until its profile is read: plain values and
+ * references to what the call's caller gave (a statement, its values), never a library's live
+ * objects (a client request, a result set, a connection). Cheap: no masking, no analysis.
+ */
+export type SpanSettler = (span: Span) => void
+
+const settlers = new Map<string, SpanSettler>()
+
+/** Sets what keeps the spans of `kind` once their unit ended (see SpanSettler). */
+export function settleSpansWith (kind: string, settler: SpanSettler): void {
+  settlers.set(kind, settler)
+}
+
 /** Sets the formatter of the spans of `kind` (the same function whichever app registers it). */
 export function formatSpansWith (kind: string, formatter: SpanFormatter): void {
   formatters.set(kind, formatter)
@@ -74,6 +88,37 @@ export class SpanList {
   /** whether spans started here capture where they were started (the `origins` option) */
   get capturesOrigins (): boolean {
     return this.origins !== undefined
+  }
+
+  /**
+   * The unit ended: each span keeps only plain values (its kind's settler) and where it started
+   * is resolved now, so that nothing the spans hold keeps a library's objects (nor the frames'
+   * receivers a captured stack holds) alive until the profile is read.
+   */
+  settle (): void {
+    const stacks = this.stacks
+    this.stacks = []
+    for (let i = 0; i < this.spans.length; i++) {
+      const span = this.spans[i]!
+      const settler = settlers.get(span.kind)
+      if (settler !== undefined) {
+        try {
+          settler(span)
+        } catch {
+          // a span whose data cannot be read is shown by its kind alone, never with raw data
+          span.name = span.kind
+          span.data = {}
+        }
+      }
+      const stack = stacks[i]
+      if (stack === undefined || this.origins === undefined) continue
+      try {
+        const origin = this.origins.resolve(stack)
+        if (origin !== undefined) span.origin = origin
+      } catch {
+        // a stack that cannot be read: the span shows no origin
+      }
+    }
   }
 
   /** Formats every span kept (once): called when the profile is built, before the collectors read it. */

@@ -13,9 +13,10 @@ export interface UnitOfWork {
   name: string
   /**
    * the token of the profile this unit belongs to, when it is not the recording `record()` is
-   * called in (a job processed later links back to the profile that queued it)
+   * called in (a job processed later links back to the profile that queued it); `null`: none,
+   * even when it is called in one (a worker started by a request runs jobs of their own)
    */
-  parent?: string
+  parent?: string | null
 }
 
 /** The kind of the recordings the kernel makes of HTTP requests. */
@@ -33,9 +34,9 @@ export function checkedUnit (unit: unknown): UnitOfWork {
   if (typeof given.kind !== 'string' || !KIND.test(given.kind)) problems.push(`"kind" must match [a-z][a-z0-9_-]* (at most 32 characters), got ${JSON.stringify(given.kind)}`)
   else if (given.kind === REQUEST_KIND) problems.push('"kind" cannot be "request": HTTP requests are recorded by the kernel itself')
   if (typeof given.name !== 'string' || given.name.trim() === '') problems.push('"name" must be a non-empty string')
-  if (given.parent !== undefined && (typeof given.parent !== 'string' || !TOKEN_PATTERN.test(given.parent))) problems.push(`"parent" must be a profile token (6 lower-case hex characters), got ${JSON.stringify(given.parent)}`)
+  if (given.parent !== undefined && given.parent !== null && (typeof given.parent !== 'string' || !TOKEN_PATTERN.test(given.parent))) problems.push(`"parent" must be a profile token (6 lower-case hex characters) or null, got ${JSON.stringify(given.parent)}`)
   if (problems.length > 0) throw new errorCodes.KERNEL_INVALID_UNIT(problems.join('; '))
   const checked: UnitOfWork = { kind: given.kind as string, name: (given.name as string).slice(0, MAX_UNIT_NAME) }
-  if (given.parent !== undefined) checked.parent = given.parent as string
+  if (given.parent !== undefined) checked.parent = given.parent as string | null
   return checked
 }

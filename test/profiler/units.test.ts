@@ -104,8 +104,16 @@ t.test('recordings inside recordings are linked: parent and children, both ways'
   t.match(jobPage, `<a href="/_profiler/${request.token}" id="parent"`, 'the job\'s page links its parent')
 
   // an explicit parent: a job processed later links back to the profile that queued it
-  await app.kernelProfiler.record({ kind: 'job', name: 'late', parent: command.token }, () => 1)
-  t.equal((await unitProfile(app, 'job', 'late')).parent, command.token)
+  let given: string | undefined
+  await app.kernelProfiler.record({ kind: 'job', name: 'late', parent: command.token }, (token) => { given = token })
+  const late = await unitProfile(app, 'job', 'late')
+  t.equal(late.parent, command.token)
+  t.equal(given, late.token, 'the function is given its profile\'s token')
+  // no parent at all, even inside another unit
+  await app.kernelProfiler.record({ kind: 'command', name: 'outer' }, async () => {
+    await app.kernelProfiler.record({ kind: 'job', name: 'detached', parent: null }, () => 1)
+  })
+  t.equal((await unitProfile(app, 'job', 'detached')).parent, undefined, 'parent: null links it to none')
 })
 
 t.test('concurrent units keep what each of them did', async (t) => {

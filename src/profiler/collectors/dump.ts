@@ -70,7 +70,7 @@ export function dumpCollector (origins: OriginResolver): Collector<DumpData> {
           if (dumped.items !== undefined) entry.items = dumped.items
           if (dumped.cut !== undefined) entry.cut = dumped.cut
           // the app's frame that called it (a dump in a helper of a dependency's: the app's call below)
-          const origin = origins.resolve(dumped.stack)
+          const origin = dumped.origin ?? origins.resolve(dumped.stack)
           if (origin !== undefined) {
             entry.file = origin.file
             entry.line = origin.line

@@ -61,12 +61,17 @@ export class CpuProfileExtension implements RecordingExtension {
     this.ask(recording.token, context, request, unit.reply, header)
   }
 
-  end (_recording: Recording, context: KernelContext): Promise<void> | undefined {
+  end (recording: Recording, context: KernelContext): Promise<void> | undefined {
     const capture = context.get('cpuProfile')
     const run = capture?.run
     if (capture === undefined || run === undefined) return undefined
     capture.run = undefined
-    return run.stop().then((result) => { capture.result = result })
+    return run.stop().then((result) => {
+      capture.result = result
+      // what a memory storage counts it for: about the size of its JSON
+      const profile = result.profile
+      if (profile !== undefined) recording.retainedBytes += profile.nodes.length * 160 + (profile.samples?.length ?? 0) * 16
+    })
   }
 
   private ask (token: string, context: KernelContext, request: FastifyRequest, reply: FastifyReply | undefined, header: string | string[] | undefined): void {

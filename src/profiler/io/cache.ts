@@ -26,7 +26,22 @@ interface RedisTraceContext {
 type RedisClientName = 'ioredis' | 'node-redis'
 
 class RedisCall {
-  constructor (readonly context: RedisTraceContext & TracedContext, readonly client: RedisClientName, readonly traffic: KernelTraffic | undefined) {}
+  /** @param read a read's hits and misses, told when the unit ended (its result is not kept) */
+  constructor (readonly context: RedisTraceContext & TracedContext, readonly client: RedisClientName, readonly traffic: KernelTraffic | undefined, readonly read?: { hits: number, misses: number }) {}
+}
+
+/** Once the unit ended: the command and its arguments as sent, a read's hits and misses; not its result (a cached page, a list). */
+export function settleCacheSpan (span: Span): void {
+  const call = span.data as unknown
+  if (!(call instanceof RedisCall) || !('result' in call.context)) return
+  const { command, args, database, batchMode, batchSize, result, error } = call.context
+  let read: { hits: number, misses: number } | undefined
+  if (batchMode !== 'MULTI' && span.duration !== null && error === undefined && typeof command === 'string') {
+    const all = (args ?? []).map(String)
+    if (call.client === 'node-redis') all.shift()
+    read = hitsOf(command.toUpperCase(), all, result)
+  }
+  span.data = new RedisCall({ command, args, database, batchMode, batchSize }, call.client, call.traffic, read) as unknown as Record<string, unknown>
 }
 
 function redisCalls (tracing: string, client: RedisClientName, keep: (context: RedisTraceContext) => boolean = () => true): ChannelSubscription {
@@ -173,9 +188,9 @@ export function formatCacheSpan (span: Span, redactor: Redactor): void {
   if (args.length > MAX_ARGS) shown.push(`… ${args.length - MAX_ARGS} more`)
   const data: CacheSpanData = { command, keys: keys.map((key) => truncate(key, MAX_ARG)), args: shown, client: call.client }
   if (typeof context.database === 'number') data.database = context.database
-  // the answer, when it came (a failed or still running read is neither hit nor miss)
-  if (context.batchMode !== 'MULTI' && span.duration !== null && 'result' in context && context.error === undefined) {
-    const read = hitsOf(command, args, context.result)
+  // the answer, when it came (a failed or still running read is neither hit nor miss): told as the unit ended
+  if (context.batchMode !== 'MULTI' && span.duration !== null && ('result' in context || call.read !== undefined) && context.error === undefined) {
+    const read = call.read ?? hitsOf(command, args, context.result)
     if (read !== undefined) {
       data.hits = read.hits
       data.misses = read.misses

@@ -47,6 +47,21 @@ export class SqlCall {
   constructor (readonly context: SqlTraceContext & TracedContext, readonly system: string, readonly driver: string, readonly traffic: KernelTraffic | undefined, readonly via?: ExplainVia) {}
 }
 
+/** Once the unit ended: the statement, its values and rows; not its result set, nor the driver's context. */
+export function settleDbSpan (span: Span): void {
+  const call = span.data as unknown
+  if (!(call instanceof SqlCall)) return
+  const { context } = call
+  const kept: SqlTraceContext = { query: context.query }
+  if (context.values !== undefined) kept.values = context.values
+  if (context.database !== undefined) kept.database = context.database
+  if (context.prepared !== undefined) kept.prepared = context.prepared
+  if (context.driverValues !== undefined) kept.driverValues = context.driverValues
+  const rows = rowsOf(context)
+  if (rows !== undefined) kept.rows = rows
+  span.data = new SqlCall(kept, call.system, call.driver, call.traffic, call.via) as unknown as Record<string, unknown>
+}
+
 /**
  * mysql2's pool runs the caller's callback with the connection it hands out between
  * `mysql2:pool:connect`'s asyncStart and asyncEnd, and `pool.query()`/`execute()` make their

@@ -35,7 +35,31 @@ class HttpCall {
   /** what is left of the request's budget for bodies */
   budget: BodyBudget | undefined
 
-  constructor (readonly undici: UndiciRequest | undefined, readonly node: ClientRequest | undefined) {}
+  /** the request as sent, told when the unit ended (the library's request object is not kept) */
+  sent: { method: string, url: string, headers: Array<[string, string]> } | undefined
+
+  constructor (public undici: UndiciRequest | undefined, public node: ClientRequest | undefined) {}
+}
+
+/** The request a call sent: method, URL, headers, as sent (unmasked). */
+function sentRequest (call: HttpCall): NonNullable<HttpCall['sent']> {
+  if (call.sent !== undefined) return call.sent
+  if (call.undici !== undefined) {
+    const { origin, path, headers, method } = call.undici
+    return { method, url: String(origin).replace(/\/$/, '') + path, headers: undiciHeaders(headers) }
+  }
+  const request = call.node!
+  const host = request.getHeader('host') ?? request.host
+  return { method: request.method, url: `${request.protocol}//${String(host)}${request.path}`, headers: nodeHeaders(request) }
+}
+
+/** Once the unit ended: what the call sent, as plain values; not the library's request object (its socket, its agent). */
+export function settleHttpClientSpan (span: Span): void {
+  const call = span.data as unknown
+  if (!(call instanceof HttpCall) || call.sent !== undefined) return
+  call.sent = sentRequest(call)
+  call.undici = undefined
+  call.node = undefined
 }
 
 /** The call each library request object stands for, while it runs. */
@@ -270,21 +294,7 @@ function nodeHeaders (request: ClientRequest): Array<[string, string]> {
 export function formatHttpClientSpan (span: Span, redactor: Redactor): void {
   const call = span.data as unknown
   if (!(call instanceof HttpCall)) return
-  let method: string
-  let url: string
-  let requestHeaders: Array<[string, string]>
-  if (call.undici !== undefined) {
-    const { origin, path, headers } = call.undici
-    method = call.undici.method
-    url = String(origin).replace(/\/$/, '') + path
-    requestHeaders = undiciHeaders(headers)
-  } else {
-    const request = call.node!
-    method = request.method
-    const host = request.getHeader('host') ?? request.host
-    url = `${request.protocol}//${String(host)}${request.path}`
-    requestHeaders = nodeHeaders(request)
-  }
+  const { method, url, headers: requestHeaders } = sentRequest(call)
   const masked = truncate(redactor.url(url), MAX_URL)
   const headers = redactor.headers(requestHeaders)
   const data: HttpClientSpanData = { method, url: masked, requestHeaders: headers }

@@ -1,8 +1,8 @@
-import { formatSpansWith } from '../spans.js'
+import { formatSpansWith, settleSpansWith } from '../spans.js'
 import { ProcessChannels } from './channels.js'
-import { HTTP_CLIENT, formatHttpClientSpan, httpClientChannels } from './http-client.js'
-import { DB, dbChannels, formatDbSpan } from './db.js'
-import { CACHE, cacheChannels, formatCacheSpan } from './cache.js'
+import { HTTP_CLIENT, formatHttpClientSpan, httpClientChannels, settleHttpClientSpan } from './http-client.js'
+import { DB, dbChannels, formatDbSpan, settleDbSpan } from './db.js'
+import { CACHE, cacheChannels, formatCacheSpan, settleCacheSpan } from './cache.js'
 import { instrumentModules } from './modules.js'
 import { pgChannels, pgInstrumentation, pgPoolInstrumentation } from './pg.js'
 import { betterSqlite3Instrumentation, sqliteChannels } from './sqlite.js'
@@ -21,5 +21,8 @@ export const ioChannels = new ProcessChannels(() => [
 formatSpansWith(HTTP_CLIENT, formatHttpClientSpan)
 formatSpansWith(DB, formatDbSpan)
 formatSpansWith(CACHE, formatCacheSpan)
+settleSpansWith(HTTP_CLIENT, settleHttpClientSpan)
+settleSpansWith(DB, settleDbSpan)
+settleSpansWith(CACHE, settleCacheSpan)
 
 export { DB_CHANNEL } from './db.js'

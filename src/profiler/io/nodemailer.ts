@@ -2,6 +2,7 @@ import { Transform, pipeline } from 'node:stream'
 import type { Readable } from 'node:stream'
 import { currentKernelContext } from '../../kernel/async-context.js'
 import { recordingOf } from '../recording.js'
+import type { Recording } from '../recording.js'
 import type { OpenSpan } from '../spans.js'
 import type { ModuleInstrumentation } from './modules.js'
 import { wrapMethod } from './patch.js'
@@ -50,6 +51,8 @@ export interface SentMail {
   error?: unknown
   /** the message as the transport read it, up to MAX_EML_BYTES */
   raw: Buffer[]
+  /** the recording that keeps it: the bytes kept count in a memory storage's bound */
+  recording?: Recording
   rawBytes: number
   /** the transport read the message whole */
   rawComplete: boolean
@@ -97,7 +100,9 @@ const sends = new WeakMap<object, SentMail>()
 
 function capture (sent: SentMail, chunk: Buffer): void {
   sent.rawBytes += chunk.length
-  if (sent.rawBytes <= MAX_EML_BYTES) sent.raw.push(chunk)
+  if (sent.rawBytes > MAX_EML_BYTES) return
+  sent.raw.push(chunk)
+  if (sent.recording !== undefined) sent.recording.retainedBytes += chunk.length
 }
 
 /**
@@ -140,7 +145,8 @@ function wrapSendMail (sendMail: Method): Method {
     const sent: SentMail = { mailer: this, at: performance.now() - mails.origin, duration: null, raw: [], rawBytes: 0, rawComplete: false, streamed: false, rebuildable: false, answered: new Promise<void>((resolve) => { answered = resolve }) }
     mails.messages.push(sent)
     const transport = typeof this.transporter?.name === 'string' ? this.transporter.name : 'transport'
-    sent.span = recordingOf(currentKernelContext())?.spans.start(MAIL_SPAN, `sendMail (${transport})`)
+    sent.recording = recordingOf(currentKernelContext())
+    sent.span = sent.recording?.spans.start(MAIL_SPAN, `sendMail (${transport})`)
     const settle = (error: unknown, info?: unknown): void => {
       sent.duration = performance.now() - mails.origin - sent.at
       if (error !== undefined && error !== null) {

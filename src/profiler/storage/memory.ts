@@ -22,7 +22,7 @@ interface Entry {
 
 /** Bytes a recording is counted for: a fixed part, and what grows with the request (its headers, body, spans, logs). */
 export function recordingSize (recording: Recording): number {
-  let size = 2048 + recording.spans.spans.length * 512 + (recording.logs?.calls.length ?? 0) * 256
+  let size = 2048 + recording.spans.spans.length * 512 + (recording.logs?.calls.length ?? 0) * 256 + recording.retainedBytes
   const request = recording.request
   if (request !== undefined) {
     const raw = request.rawHeaders
