@@ -23,10 +23,14 @@ t.test('the package entry exports a small runtime surface; the rest are types', 
 t.test('subpaths: HTTP and security exceptions, security helpers, session stores, the OpenTelemetry span processor, the storage contract', async (t) => {
   const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, { types: string, import: string } | string> }
   t.same(Object.keys(manifest.exports), ['.', './exceptions', './security', './session', './opentelemetry', './testing', './package.json'])
+  // a clean checkout type-checks its tests before any build: each subpath maps to its source there
+  const testConfig = readFileSync(join(root, 'tsconfig.test.json'), 'utf8')
   for (const [path, target] of Object.entries(manifest.exports)) {
     if (typeof target === 'string') continue
     t.ok(existsSync(join(root, target.import)), `${path}: ${target.import} is built`)
     t.ok(existsSync(join(root, target.types)), `${path}: ${target.types} is built`)
+    const source = target.import.replace(/^\.\/dist\//, './').replace(/\.js$/, '.ts')
+    t.ok(testConfig.includes(`"${join('fastify-kernel', path)}": ["${source}"]`), `${path}: tsconfig.test.json maps it to ${source}`)
   }
   t.same(exportsOf((manifest.exports['./exceptions'] as { import: string }).import), [
     'AccessDeniedException', 'AccessDeniedHttpException', 'AuthenticationException', 'BadCredentialsException', 'BadRequestHttpException',
