@@ -271,7 +271,7 @@ export class RedisProfileStorage implements ProfileStorage {
     if (!TOKEN_PATTERN.test(token)) throw new errorCodes.KERNEL_INVALID_TOKEN(token)
     if (this.droppingTurn) {
       this.droppedProfiles++
-      throw new errorCodes.KERNEL_PROFILES_DROPPED(this.waiting.length + 1)
+      throw new errorCodes.KERNEL_PROFILES_DROPPED(this.waiting.length)
     }
     let batch = this.waiting.at(-1)
     if (batch === undefined || batch.saves.length >= BATCH_PROFILES || batch.length >= BATCH_BYTES) {
@@ -281,7 +281,7 @@ export class RedisProfileStorage implements ProfileStorage {
         this.droppedBatches++
         this.droppedProfiles++
         this.scheduleSend()
-        throw new errorCodes.KERNEL_PROFILES_DROPPED(this.waiting.length + 1)
+        throw new errorCodes.KERNEL_PROFILES_DROPPED(this.waiting.length)
       }
       batch = { buffer: Buffer.allocUnsafe(64 * 1024), length: 0, saves: [] }
       this.waiting.push(batch)
