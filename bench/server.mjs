@@ -5,7 +5,6 @@
 // the work differs only by the kernel. BENCH_DIST: another build of the package (A/B runs).
 import Fastify from 'fastify'
 import { AsyncLocalStorage } from 'node:async_hooks'
-import { readdirSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { pathToFileURL } from 'node:url'
 
@@ -114,7 +113,6 @@ process.on('message', async (message) => {
     await profiler?.settled()
   }
   const { rss, heapUsed, heapTotal } = process.memoryUsage()
-  const directory = options.profiler?.directory
   const { user, system } = process.cpuUsage()
   process.send({
     cpu: user + system,
@@ -124,7 +122,6 @@ process.on('message', async (message) => {
     served,
     profiles: profiler?.storage.size ?? null,
     saved: profiler?.saved ?? null,
-    dropped: profiler?.dropped ?? null,
-    files: directory === undefined ? null : readdirSync(directory).filter((name) => name.endsWith('.json')).length
+    dropped: profiler?.dropped ?? null
   })
 })

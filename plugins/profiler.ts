@@ -68,7 +68,7 @@ async function openStorage (options: ResolvedProfilerOptions, app: FastifyInstan
     }
   }
   // the console reading a running server's profiles: the folder is the server's
-  if (options.storage === 'file' && profilesReadOnly()) return new FileProfileReader(options.directory, options.maxAgeMs, app.log, clock)
+  if (options.storage === 'file' && profilesReadOnly()) return new FileProfileReader(options.directory, { maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs }, app.log, clock)
   if (options.storage === 'file') {
     try {
       return await FileProfileStorage.open(options.directory, { maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs }, app.log, { clock })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadServiceEnv } from '../src/env.js'
@@ -42,7 +42,8 @@ t.test('the service in debug: /robots.txt, then its profile through X-Debug-Toke
   const token = robots.headers.get('x-debug-token')!
   t.equal(link, `${base}/_profiler/${token}`)
   await app.kernelProfiler!.settled()
-  t.ok(readdirSync(dir).includes(`${token}.json`), 'stored as a file under the configured folder')
+  const segments = readdirSync(join(dir, 'segments'))
+  t.ok(segments.some((name) => readFileSync(join(dir, 'segments', name), 'utf8').includes(`"token":"${token}"`)), 'stored in a segment under the configured folder')
 
   const exception = await fetch(link)
   t.equal(exception.status, 200)

@@ -7,7 +7,8 @@ import { errorCodes } from '../errors/codes.js'
  * with its own connection settings, and passes it in.
  */
 export interface RedisCommands {
-  call: (command: string, ...args: Array<string | number>) => Promise<unknown>
+  /** arguments are strings, numbers and Buffers (the profile storage sends its bodies as bytes), as ioredis takes them */
+  call (command: string, ...args: Array<string | number | Buffer>): Promise<unknown>
 }
 
 /**
@@ -47,7 +48,7 @@ export class LuaScript {
     this.sha = createHash('sha1').update(source).digest('hex')
   }
 
-  async run (client: RedisCommands, keys: string[], args: Array<string | number>): Promise<unknown> {
+  async run (client: RedisCommands, keys: string[], args: Array<string | number | Buffer>): Promise<unknown> {
     try {
       return await client.call('EVALSHA', this.sha, keys.length, ...keys, ...args)
     } catch (error) {

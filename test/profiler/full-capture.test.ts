@@ -42,18 +42,19 @@ t.test('the memory storage keeps the profile it was given; a load is a copy of i
   t.notOk('changed' in (await store.load(profile.token))!.collected, 'changing a loaded profile changes no other')
 })
 
-t.test('file storage under a queue beyond its bound: profiles the bound purged before their turn are settled unwritten', async (t) => {
+t.test('file storage under a burst beyond its bound: the bound keeps the newest, and the segment of those it dropped goes with them', async (t) => {
   const dir = tempDir(t)
   const store = await FileProfileStorage.open(dir, { maxProfiles: 5, maxAgeMs: 60_000 }, quiet)
   const profiles = Array.from({ length: 60 }, () => fakeProfile())
-  // saved in one turn, faster than any disk: the queue is far beyond the bound
+  // saved in one turn, faster than any disk: one write, the bound far behind
   await Promise.all(profiles.map((profile) => store.save(profile)))
-  await store.idle()
-  const files = readdirSync(dir).filter((name) => /^[0-9a-f]{6}\.json$/.test(name)).sort()
-  t.same(files, profiles.slice(-5).map((p) => `${p.token}.json`).sort(), 'only the five newest are on disk')
   for (const profile of profiles.slice(-5)) t.same(await store.load(profile.token), profile)
   t.equal(await store.load(profiles[0].token), undefined, 'the oldest are gone')
+  t.equal(store.size, 5)
+  // the next writes fill new segments; once none of the burst's profiles is kept, its segment goes
+  for (let i = 0; i < 5; i++) await store.save(fakeProfile())
   await store.close()
+  t.same(readdirSync(join(dir, 'segments')).sort(), ['2.jsonl', '3.jsonl', '4.jsonl', '5.jsonl', '6.jsonl'], 'the burst\'s segment is deleted (a profile a segment: maxProfiles 5)')
 })
 
 t.test('file storage: a token saved again before its turn settles both saves, the later profile kept', async (t) => {

@@ -250,3 +250,76 @@ t.test('a Redis outage is logged once at WARN with its cause, its recovery once 
   t.equal(up.length, 1, 'one line for the recovery')
   t.equal(up[0]?.level, 30)
 })
+
+t.test('redis storage under overload: one call at a time, later turns wait in up to maxBatchesWaiting batches, and beyond that a batch is dropped whole and counted', async (t) => {
+  const redis = await TestRedis.start(t)
+  // no client-side timeout, and a long bound of the storage's own: the call waits for Redis
+  const client = new Redis(redis.url, { enableOfflineQueue: false, lazyConnect: true })
+  client.on('error', () => undefined)
+  t.teardown(() => { client.disconnect() })
+  await client.connect()
+  const store = await RedisProfileStorage.open({ client, maxProfiles: 1000, maxAgeMs: 60_000, commandTimeoutMs: 60_000, log: quiet, maxBatchesWaiting: 2 })
+  t.teardown(() => store.close())
+  // tokens reserved while Redis answers
+  const tokens: string[] = []
+  while (tokens.length < 560) {
+    const token = store.reserveToken()
+    if (token === undefined) await store.refilled()
+    else tokens.push(token)
+  }
+  const pid = redis.pid!
+  process.kill(pid, 'SIGSTOP')
+  t.teardown(() => { try { process.kill(pid, 'SIGCONT') } catch {} })
+
+  /** Saves `count` profiles in one turn of the event loop, and lets the turn end; their outcomes, once settled. */
+  const turn = async (count: number): Promise<{ outcomes: Promise<string[]> }> => {
+    const saves = tokens.splice(0, count).map(async (token) => await store.save(fakeProfile({ token })).then(() => 'stored', (error: { code: string }) => error.code))
+    await new Promise((resolve) => setImmediate(resolve))
+    return { outcomes: Promise.all(saves) }
+  }
+  const sent = await turn(1)
+  const firstWaiting = await turn(256)
+  const secondWaiting = await turn(256)
+  t.equal(store.droppedBatches, 0, 'one call unanswered and two batches waiting: nothing dropped yet')
+  const dropped = await turn(20)
+  const droppedToo = await turn(20)
+  t.equal(store.droppedBatches, 2, 'then each turn\'s saves are dropped, as a batch')
+  t.equal(store.droppedProfiles, 40)
+  t.same([...new Set(await dropped.outcomes), ...new Set(await droppedToo.outcomes)], ['KERNEL_PROFILES_DROPPED', 'KERNEL_PROFILES_DROPPED'], 'every save of a dropped batch is refused at once, while Redis is still stopped')
+
+  process.kill(pid, 'SIGCONT')
+  t.same([...new Set([...await sent.outcomes, ...await firstWaiting.outcomes, ...await secondWaiting.outcomes])], ['stored'], 'once Redis answers, the call and the waiting batches are stored, whole')
+  t.equal(store.size, 513)
+  const after = await turn(5)
+  t.same(await after.outcomes, ['stored', 'stored', 'stored', 'stored', 'stored'], 'and the next saves are taken again')
+  t.equal(store.droppedBatches, 2)
+})
+
+t.test('profiles the previous version stored in Redis are read; a body of an older format is refused with a logged message, never a 500', async (t) => {
+  const redis = await TestRedis.start(t)
+  const admin = redis.client(t)
+  const client = await appClient(t, redis)
+  const lines: Array<{ msg: string, token?: string }> = []
+  const stream = new Writable({ write (chunk, _encoding, done) { lines.push(JSON.parse(String(chunk))); done() } })
+  const app = await buildApp({ debug: true, profiler: { storage: 'redis', redis: { client } } }, { logger: { level: 'warn', stream } })
+  t.teardown(() => app.close())
+  // as the previous version wrote them: the body a JSON string, the index member the token and the summary's JSON
+  const memoryApp = await buildApp({ debug: true })
+  t.teardown(() => memoryApp.close())
+  const real = await memoryApp.kernelProfiler.profileOf(await memoryApp.inject({ url: '/hello/earlier', headers: { host } }))
+  const earlier = { ...real, token: fakeProfile().token }
+  const older = { ...fakeProfile({ url: 'http://example.test/older' }), version: 1 }
+  for (const profile of [earlier, older]) {
+    await admin.set(`fastify-kernel:{profiler}:p:${profile.token}`, JSON.stringify(profile), 'EX', 600)
+    const { token, method, url, statusCode, ip, time, duration } = profile
+    await admin.zadd('fastify-kernel:{profiler}:index', time, token + JSON.stringify({ token, method, url, statusCode, ip, time, duration }))
+  }
+  const page = await app.inject({ url: `/_profiler/${earlier.token}`, headers: { host } })
+  t.equal(page.statusCode, 200)
+  t.match(page.body, '/hello/earlier')
+  t.match((await app.inject({ url: '/_profiler/', headers: { host } })).body, earlier.token, 'listed by the search page')
+  const refused = await app.inject({ url: `/_profiler/${older.token}`, headers: { host } })
+  t.equal(refused.statusCode, 200)
+  t.match(refused.body, `Token "${older.token}" not found.`)
+  t.ok(lines.some((line) => line.msg === 'fastify-kernel: a profile in Redis is not readable; answered as not found' && line.token === older.token), 'and logged')
+})

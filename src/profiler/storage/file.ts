@@ -1,20 +1,25 @@
-import { appendFile, mkdir, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises'
+import { existsSync, fstatSync } from 'node:fs'
+import { mkdir, open, readdir } from 'node:fs/promises'
+import type { FileHandle } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import type { Profile, ProfileSummary } from '../profile.js'
 import { summarize } from '../profile.js'
-import { isSummary, parseProfile } from '../profile-shape.js'
+import { parseProfile } from '../profile-shape.js'
 import { TOKEN_PATTERN } from '../token.js'
 import type { ProfileFilter, ProfileStorage } from './storage.js'
 import { LocalTokens, selectSummaries } from './storage.js'
 import { FolderLock } from './folder-lock.js'
 import type { FolderLockTimings } from './folder-lock.js'
+import { LEGACY_INDEX, legacyFile, readLegacyFolder, readLegacyProfile, removeFile } from './legacy-folder.js'
+import type { StorageLogger } from './legacy-folder.js'
+import { recordBound, segmentNumber, writeRecord } from './segment-format.js'
+import { LEGACY, SEGMENTS, SegmentScan, keptProfiles, readRecord, segmentPath } from './segment-scan.js'
+import type { Location } from './segment-scan.js'
 import type { Clock } from '../../clock.js'
 import { systemClock } from '../../clock.js'
 import { errorCodes } from '../../errors/codes.js'
 
-export interface StorageLogger {
-  warn: (fields: object, message: string) => void
-}
+export type { StorageLogger } from './legacy-folder.js'
 
 export interface FileStorageOptions {
   /** what dates the profiles' ages (default the system clock) */
@@ -22,118 +27,120 @@ export interface FileStorageOptions {
   lockTimings?: FolderLockTimings
 }
 
-const INDEX = 'index.jsonl'
-const PROFILE_FILE = /^[0-9a-f]{6}\.json$/
-/** profiles written at once (each a temporary file and a rename, through libuv's threads) */
-const WRITE_BATCH = 16
-
-/** The first `count` of `items`. */
-function * take<T> (items: Iterable<T>, count: number): Generator<T> {
-  if (count <= 0) return
-  for (const item of items) {
-    yield item
-    if (--count === 0) return
-  }
-}
-
-const missing = (error: unknown): boolean => (error as NodeJS.ErrnoException).code === 'ENOENT'
-
 /**
- * What a profiler folder holds: its index replayed (a summary line per save, a `del` line per
- * purge), and every profile file the index does not list read back (its line was lost to a
- * failed append, or dated wrongly: a profile that can still be read is never lost for the
- * index's sake). Only profiles whose file exists; expiry is the caller's. Reads only.
+ * A segment is closed once it holds this share of `maxProfiles`, or SEGMENT_BYTES, or is older
+ * than this share of `maxAge`: it is deleted as a whole once none of its profiles is kept, so
+ * the disk holds up to about a segment's worth more than the bounds say.
  */
-export async function readFolder (directory: string, now: number, log: StorageLogger): Promise<{ listed: ProfileSummary[], names: string[] }> {
-  let text = ''
-  try {
-    text = await readFile(join(directory, INDEX), 'utf8')
-  } catch (error) {
-    if (!missing(error)) log.warn({ err: error }, 'fastify-kernel: the profiler index cannot be read; profiles are read back from their files')
-  }
-  const byToken = new Map<string, ProfileSummary>()
-  for (const line of text.split('\n')) {
-    if (line === '') continue
-    let record: unknown
-    try { record = JSON.parse(line) } catch { continue } // a line torn by a crash or a full disk
-    if (typeof (record as { del?: unknown }).del === 'string') byToken.delete((record as { del: string }).del)
-    else if (isSummary(record, now)) { byToken.delete(record.token); byToken.set(record.token, record) }
-  }
-  const names = await readdir(directory)
-  const files = new Set(names.filter((name) => PROFILE_FILE.test(name)).map((name) => name.slice(0, 6)))
-  const listed = [...byToken.values()].filter((summary) => files.has(summary.token))
-  for (const token of files) {
-    if (byToken.has(token)) continue
-    const profile = await readProfileFile(directory, token, now, () => undefined)
-    if (profile !== undefined) listed.push(summarize(profile))
-  }
-  return { listed, names }
-}
+const SEGMENTS_PER_BOUND = 8
+const SEGMENT_BYTES = 16 * 1024 * 1024
+/**
+ * A write's buffer: profiles are written into it as they are saved (their JSON string is then
+ * let go at once, young), and it goes to disk whole; two are in use at most (one being written,
+ * one being filled), and one of up to BUFFER_KEPT bytes is kept for the next write.
+ */
+const BUFFER_BYTES = 1024 * 1024
+const BUFFER_KEPT = 4 * 1024 * 1024
+/** a profile saved and not written yet */
+const UNWRITTEN = -1
 
-/** A profile file, parsed and checked; undefined when it is missing or not one (`problem` says why). */
-export async function readProfileFile (directory: string, token: string, now: number, problem: (error: Error) => void): Promise<Profile | undefined> {
-  let text: string
-  try {
-    text = await readFile(join(directory, `${token}.json`), 'utf8')
-  } catch (error) {
-    if (!missing(error)) problem(error as Error)
-    return undefined
-  }
-  return parseProfile(text, token, problem, now)
+/** Profiles saved for the same write, as their lines. */
+interface Batch {
+  buffer: Buffer
+  length: number
+  saves: QueuedSave[]
 }
 
 /**
- * One JSON file per profile plus an append-only index (`index.jsonl`: a summary line per save,
- * a `{"del": token}` line per purge), mirrored in memory so that token draws and `find` never
- * touch the disk. Profiles are written to a temporary file and renamed, so a crash never leaves
- * a half-written profile; the index is rewritten (also atomically) only when it has grown to
- * twice the number of kept profiles, not on every request.
+ * A kept profile: where it is; while it waits for the writer (`segment` UNWRITTEN), `offset`
+ * and `length` are its bytes in its batch's buffer.
+ */
+interface Entry extends Location {
+  batch: Batch | undefined
+}
+
+interface Segment {
+  n: number
+  /** kept profiles whose record is in it: at 0 (and not the one written to) it is deleted */
+  live: number
+  records: number
+  /** bytes written (the next record's offset) */
+  size: number
+  /** on the storage's clock */
+  startedAt: number
+  /** the segment being written; closed ones have none */
+  handle: FileHandle | undefined
+  /** a write to it failed: the next write starts another */
+  broken: boolean
+}
+
+interface QueuedSave {
+  token: string
+  entry: Entry
+  resolve: () => void
+  reject: (error: unknown) => void
+}
+
+/**
+ * Profiles appended to segment files (`segments/<n>.jsonl`, one JSON line per profile: its
+ * summary, then the profile), with an index in memory (token → segment, offset, length and
+ * summary) that token draws, `find` and the search page read without touching the disk, and
+ * that is rebuilt by reading the segments' summaries when the storage opens. The profiles saved
+ * in one turn of the event loop go to disk in one write (and those saved while a write is under
+ * way, in the next one): a save costs its serialising and its share of a write, not a file. A
+ * segment is closed after a share of the bounds and deleted whole once none of its profiles is
+ * kept (`maxProfiles` by count, `maxAge` by time); a crash leaves at most a torn last line,
+ * which is skipped when the folder is read.
  *
- * One process writes a folder (a lock refuses a second one, clearly). What the disk refuses is
- * retried rather than lost: index lines that could not be appended are kept for the next
- * flush, a folder deleted under the storage is recreated, and a profile file the index does
- * not list is read back at the next start rather than deleted.
+ * A folder an earlier version wrote (a `<token>.json` per profile and `index.jsonl`) is read as
+ * it is: its profiles are served until they leave the bounds, and that layout is never written
+ * again. One process writes a folder (a lock refuses a second one, clearly); the console reads
+ * it meanwhile (`FileProfileReader`).
  */
 export class FileProfileStorage implements ProfileStorage {
   readonly kind = 'file'
   /** oldest first: the order of saving */
-  private readonly entries = new Map<string, ProfileSummary>()
+  private readonly entries = new Map<string, Entry>()
+  private readonly segments = new Map<number, Segment>()
+  private current: Segment | undefined
+  private nextSegment = 1
+  /** profiles of the previous layout still kept */
+  private legacyCount = 0
+  private legacyIndex = false
   private readonly directory: string
-  private pendingLines: string[] = []
-  private indexLines = 0
-  private chain: Promise<void> = Promise.resolve()
-  private counter = 0
+  private readonly perSegment: number
+  private readonly segmentMaxAgeMs: number
+  /** saves of this turn (and of the turns a write was under way), for the next write */
+  private filling: Batch | undefined
+  /** the buffer of the last write, for the next batch */
+  private spare: Buffer | undefined
+  private flushScheduled = false
+  /** the write under way */
+  private writing: Promise<void> | undefined
   private readonly timer: NodeJS.Timeout
-  /** profiles saved but not on disk yet, readable meanwhile */
-  private readonly unwritten = new Map<string, string>()
-  /** profiles waiting for the writer, by token, oldest first */
-  private readonly writeQueue = new Map<string, { token: string, json: string, summary: ProfileSummary, resolve: () => void, reject: (error: unknown) => void }>()
-  private writing = false
-  private drained: Promise<void> = Promise.resolve()
   private readonly tokens = new LocalTokens((token) => this.entries.has(token))
   private lock: FolderLock | undefined
-  /** the folder being created and its lock taken, for the writes waiting on it */
-  private folderReady: Promise<void> | undefined
-  /** the last index append failed: the next one starts on a fresh line (the failed one may be torn) */
-  private indexTorn = false
-  /** deletions of purged profiles, not awaited by the save that purged them; close() awaits them */
+  /** deletions not awaited by what caused them; close() awaits them */
   private readonly unlinking = new Set<Promise<void>>()
 
   private constructor (directory: string, private readonly limits: { maxProfiles: number, maxAgeMs: number }, private readonly log: StorageLogger, private readonly clock: Clock) {
     this.directory = resolve(directory)
-    // an idle server still forgets expired profiles
-    this.timer = setInterval(() => { this.prune(); this.flush().catch(() => undefined) }, Math.min(limits.maxAgeMs, 60_000))
+    this.perSegment = Math.max(1, Math.ceil(limits.maxProfiles / SEGMENTS_PER_BOUND))
+    this.segmentMaxAgeMs = limits.maxAgeMs / SEGMENTS_PER_BOUND
+    // an idle server still forgets expired profiles, and deletes their segments
+    this.timer = setInterval(() => { this.prune(); this.closeIdleSegment() }, Math.max(1000, Math.min(this.segmentMaxAgeMs, 60_000)))
     this.timer.unref()
   }
 
   /**
-   * Opens (creating) the folder, takes its lock (KERNEL_PROFILER_FOLDER_IN_USE while another process writes
-   * it), reloads the index, and reconciles the folder with it.
+   * Opens (creating) the folder, takes its lock (KERNEL_PROFILER_FOLDER_IN_USE while another
+   * process writes it), and rebuilds the index from the segments (and from a previous layout's
+   * files, if any); what no longer counts is deleted.
    */
   static async open (directory: string, limits: { maxProfiles: number, maxAgeMs: number }, log: StorageLogger, options: FileStorageOptions = {}): Promise<FileProfileStorage> {
     const storage = new FileProfileStorage(directory, limits, log, options.clock ?? systemClock)
     try {
-      await mkdir(storage.directory, { recursive: true })
+      await mkdir(join(storage.directory, SEGMENTS), { recursive: true })
       storage.lock = await FolderLock.acquire(storage.directory, options.lockTimings ?? {}, (error) => {
         log.warn({ err: error, directory: storage.directory }, 'fastify-kernel: the profiler folder lock was lost; it is taken again before the next write')
       })
@@ -150,61 +157,39 @@ export class FileProfileStorage implements ProfileStorage {
     return this.entries.size
   }
 
-  private file (token: string): string {
-    return join(this.directory, `${token}.json`)
-  }
-
   private expired (summary: ProfileSummary, now = this.clock.now()): boolean {
     return now - summary.time > this.limits.maxAgeMs
   }
 
   private async recover (): Promise<void> {
     const now = this.clock.now()
-    const { listed, names } = await readFolder(this.directory, now, this.log)
-    const kept = listed
-      .filter((summary) => !this.expired(summary, now))
-      .sort((a, b) => a.time - b.time)
-      .slice(-this.limits.maxProfiles)
-    for (const summary of kept) this.entries.set(summary.token, summary)
-    // expired, beyond the bound, or unreadable; and temporary files of interrupted writes
-    await Promise.all(names
-      .filter((name) => name.endsWith('.tmp') || (PROFILE_FILE.test(name) && !this.entries.has(name.slice(0, 6))))
-      .map((name) => unlink(join(this.directory, name)).catch(() => undefined)))
-    await this.rewriteIndex()
-  }
-
-  /**
-   * Before a write: the folder exists (it is recreated if it was deleted) and this process holds
-   * its lock (taken again if it was lost). Throws when another process took the folder meanwhile.
-   * The writes of a batch run side by side: one of them takes the lock, the others wait for it.
-   */
-  private async ensureFolder (): Promise<void> {
-    if (this.lock?.held === true) return
-    this.folderReady ??= (async () => {
-      await mkdir(this.directory, { recursive: true })
-      await this.lock?.take()
-    })().finally(() => { this.folderReady = undefined })
-    await this.folderReady
-  }
-
-  /** Runs a write; if the folder vanished under it, recreates the folder and tries once more. */
-  private async inFolder<T> (write: () => Promise<T>): Promise<T> {
-    await this.ensureFolder()
-    try {
-      return await write()
-    } catch (error) {
-      if (!missing(error)) throw error
-      // the first write of a batch to find the folder gone recreates it; the others wait for that
-      if (this.folderReady === undefined) {
-        this.log.warn({ directory: this.directory }, 'fastify-kernel: the profiler folder was deleted; it is created again')
-        this.folderReady = (async () => {
-          await this.lock?.unlock()
-          await mkdir(this.directory, { recursive: true })
-          await this.lock?.take()
-        })().finally(() => { this.folderReady = undefined })
-      }
-      await this.folderReady
-      return await write()
+    const legacy = await readLegacyFolder(this.directory, now, this.log)
+    const scanned = await new SegmentScan(this.directory).read(now)
+    // no segment is being written now: a line without its end was torn by a crash
+    const skipped = scanned.reduce((sum, segment) => sum + segment.skipped + (segment.torn ? 1 : 0), 0)
+    if (skipped > 0) this.log.warn({ directory: this.directory, skipped }, 'fastify-kernel: profiler segments hold torn or corrupt lines (a crash while writing); they are skipped')
+    for (const segment of scanned) {
+      this.segments.set(segment.n, { n: segment.n, live: 0, records: segment.records.length, size: segment.end, startedAt: now, handle: undefined, broken: false })
+      this.nextSegment = segment.n + 1
+    }
+    for (const [token, location] of keptProfiles(legacy.listed, scanned, now, this.limits)) {
+      this.entries.set(token, { ...location, batch: undefined })
+      if (location.segment === LEGACY) this.legacyCount++
+      else this.segments.get(location.segment)!.live++
+    }
+    // what no longer counts: segments without a kept profile, the previous layout's files of
+    // profiles not kept (expired, beyond the bound, unreadable), its interrupted writes
+    for (const segment of [...this.segments.values()]) if (segment.live === 0) this.deleteSegment(segment)
+    const dropped = [...legacy.listed.map((summary) => summary.token), ...legacy.unreadable].filter((token) => this.entries.get(token)?.segment !== LEGACY)
+    await Promise.all([
+      ...dropped.map((token) => removeFile(legacyFile(this.directory, token), this.log)),
+      ...legacy.temporary.map((name) => removeFile(join(this.directory, name), this.log))
+    ])
+    this.legacyIndex = legacy.index
+    if (this.legacyCount > 0) {
+      this.log.warn({ directory: this.directory, profiles: this.legacyCount }, 'fastify-kernel: the profiler folder holds profiles of the previous layout (a file per profile); they are read until they leave the bounds, and new profiles are appended to its segments')
+    } else {
+      await this.removeLegacyIndex()
     }
   }
 
@@ -217,203 +202,286 @@ export class FileProfileStorage implements ProfileStorage {
   }
 
   /**
-   * Queues the profile for the writer and makes it visible at once (`has`, `find`, `load`); the
-   * promise settles when its file is on disk. Serialising happens here, on the caller's tick.
+   * Makes the profile visible at once (`find`, `load`) and adds its line to the next write; the
+   * promise settles when it is on disk. Serialising happens here, on the caller's tick.
    */
   async save (profile: Profile): Promise<void> {
     const token = profile.token
     if (!TOKEN_PATTERN.test(token)) throw new errorCodes.KERNEL_INVALID_TOKEN(token)
-    const json = JSON.stringify(profile)
     const summary = summarize(profile)
-    this.unwritten.set(token, json)
-    this.entries.delete(token)
-    this.entries.set(token, summary)
+    const json = JSON.stringify(profile)
+    const summaryJson = JSON.stringify(summary)
+    const batch = this.filling ??= { buffer: this.spare ?? Buffer.allocUnsafe(BUFFER_BYTES), length: 0, saves: [] }
+    this.spare = undefined
+    const needed = batch.length + recordBound(summaryJson, json)
+    if (needed > batch.buffer.length) {
+      const larger = Buffer.allocUnsafe(Math.max(needed, 2 * batch.buffer.length))
+      batch.buffer.copy(larger, 0, 0, batch.length)
+      batch.buffer = larger
+    }
+    const { start, end, next } = writeRecord(batch.buffer, batch.length, summaryJson, json)
+    batch.length = next
+    const entry: Entry = { summary, segment: UNWRITTEN, offset: start, length: end - start, batch }
+    const previous = this.entries.get(token)
+    if (previous !== undefined) this.forget(token, previous)
+    this.entries.set(token, entry)
     this.prune()
     await new Promise<void>((resolve, reject) => {
-      // the same token saved again before its turn: the later profile replaces it, as in `entries`
-      this.writeQueue.get(token)?.resolve()
-      this.writeQueue.set(token, { token, json, summary, resolve, reject })
-      this.drain()
+      batch.saves.push({ token, entry, resolve, reject })
+      if (!this.flushScheduled) {
+        this.flushScheduled = true
+        setImmediate(this.flush)
+      }
+    })
+  }
+
+  /** Starts the next write with what is pending, unless one is under way (its end starts the next). */
+  private readonly flush = (): void => {
+    this.flushScheduled = false
+    const batch = this.filling
+    if (this.writing !== undefined || batch === undefined) return
+    this.filling = undefined
+    this.writing = this.write(batch).finally(() => {
+      this.writing = undefined
+      if (batch.buffer.length <= BUFFER_KEPT) this.spare = batch.buffer
+      if (this.filling !== undefined) this.flush()
     })
   }
 
   /**
-   * The writer: what is queued, in batches of WRITE_BATCH written together (temporary file, then
-   * rename; libuv's threads do them side by side), the index lines of a batch in one append,
-   * then a pause as long as the batch took. Creating a file costs 0.1 to 0.6 ms of kernel time on
-   * a VM's ext4: written as fast as requests come, the disk work would take the CPU the requests
-   * need; this way it gets at most about half of the time. Under a load beyond that, the
-   * profiles the count bound purged before their turn are skipped, not written: the queue holds
-   * at most about `maxProfiles` of them, and every one was readable while it was kept.
+   * One write: the batch's lines appended to the current segment. Profiles the bound dropped
+   * (or a later save of their token replaced) before the write are written too, unread: their
+   * line was made when they were saved; a batch of none still kept is not written at all.
    */
-  private drain (): void {
-    if (this.writing) return
-    this.writing = true
-    this.drained = (async () => {
-      while (this.writeQueue.size > 0) {
-        // the real time, not the clock: the pause measures what the disk really cost
-        const started = performance.now()
-        const batch = [...take(this.writeQueue.values(), WRITE_BATCH)]
-        for (const item of batch) this.writeQueue.delete(item.token)
-        let wrote = false
-        const outcomes = await Promise.all(batch.map(async (item) => {
-          try {
-            if (this.entries.has(item.token)) {
-              wrote = true
-              await this.writeProfile(item.token, item.json, item.summary)
-            }
-            return undefined
-          } catch (error) {
-            return { error }
-          } finally {
-            this.unwritten.delete(item.token)
-          }
-        }))
-        if (this.pendingLines.length >= 64 || this.writeQueue.size === 0) await this.flush()
-        // settled once the batch's index lines are appended (when it was the last one)
-        batch.forEach((item, i) => { const failed = outcomes[i]; if (failed === undefined) item.resolve(); else item.reject(failed.error) })
-        const spent = performance.now() - started
-        if (wrote && this.writeQueue.size > 0) await new Promise((resolve) => setTimeout(resolve, spent))
-      }
-      this.writing = false
-    })()
-  }
-
-  private async writeProfile (token: string, json: string, summary: ProfileSummary): Promise<void> {
-    const temporary = join(this.directory, `.${token}.${process.pid}.${++this.counter}.tmp`)
-    try {
-      await this.inFolder(async () => {
-        await writeFile(temporary, json)
-        await rename(temporary, this.file(token))
-      })
-    } catch (error) {
-      await unlink(temporary).catch(() => undefined)
-      this.entries.delete(token)
-      throw error
+  private async write (batch: Batch): Promise<void> {
+    if (!batch.saves.some((save) => this.entries.get(save.token) === save.entry)) {
+      for (const save of batch.saves) save.resolve()
+      return
     }
-    // purged while it was being written: the file goes too
-    if (!this.entries.has(token)) await unlink(this.file(token)).catch(() => undefined)
-    else this.pendingLines.push(JSON.stringify(summary) + '\n')
+    let segment: Segment | undefined
+    let position = 0
+    try {
+      segment = await this.segmentToWrite()
+      position = segment.size
+      await writeFully(segment.handle!, batch.buffer, batch.length, position)
+    } catch (error) {
+      // what the write left (whole lines of profiles whose save now fails, a torn one) is cut
+      // off; if even that fails, readers skip a torn line. The next write starts another segment.
+      if (segment !== undefined) {
+        segment.broken = true
+        await segment.handle?.truncate(position).catch(() => undefined)
+      }
+      for (const save of batch.saves) {
+        if (this.entries.get(save.token) === save.entry) this.entries.delete(save.token)
+        save.reject(error)
+      }
+      return
+    }
+    segment.size += batch.length
+    segment.records += batch.saves.length
+    const n = segment.n
+    for (const save of batch.saves) {
+      const entry = save.entry
+      entry.batch = undefined
+      // dropped or replaced meanwhile: its line stays, unread, until its segment goes
+      if (this.entries.get(save.token) === entry) {
+        entry.segment = n
+        entry.offset += position
+        segment.live++
+      }
+      save.resolve()
+    }
   }
 
-  /** Purges the oldest profiles beyond the count and every expired one. */
+  /**
+   * The segment to append to: the current one, unless it is full, too old, broken or was
+   * deleted under the storage (then another is started); before that, the folder exists (it is
+   * created again if it was deleted) and this process holds its lock (taken again if it was lost).
+   */
+  private async segmentToWrite (): Promise<Segment> {
+    const segment = this.current
+    if (segment !== undefined) {
+      // deleted under the storage (the folder, or the segment alone): its profiles are gone; an
+      // inode without a name has no link left (fstat reads memory, not the disk)
+      if (fstatSync(segment.handle!.fd).nlink === 0) {
+        this.current = undefined
+        await segment.handle!.close().catch(() => undefined)
+        const folderGone = !existsSync(this.directory)
+        // what was in it (in all of them, with the folder) is not listed any more
+        for (const [token, entry] of this.entries) {
+          if (entry.segment === segment.n || (folderGone && entry.segment !== UNWRITTEN)) this.entries.delete(token)
+        }
+        if (folderGone) {
+          this.log.warn({ directory: this.directory }, 'fastify-kernel: the profiler folder was deleted; it is created again')
+          this.segments.clear()
+          this.legacyCount = 0
+          this.legacyIndex = false
+          await this.lock?.unlock()
+        } else {
+          this.segments.delete(segment.n)
+        }
+      } else {
+        const full = segment.broken || segment.records >= this.perSegment || segment.size >= SEGMENT_BYTES || this.clock.now() - segment.startedAt >= this.segmentMaxAgeMs
+        if (full) await this.retire(segment)
+        // the folder is there (the segment has its name): no need to create it
+        if (this.lock?.held === true) return full ? await this.startSegment() : segment
+      }
+    }
+    // the first write, after an idle close or a purge, or the folder deleted: it exists, and is locked
+    await mkdir(join(this.directory, SEGMENTS), { recursive: true })
+    if (this.lock?.held !== true) await this.lock?.take()
+    return this.current ?? await this.startSegment()
+  }
+
+  private async startSegment (): Promise<Segment> {
+    for (;;) {
+      const n = this.nextSegment++
+      try {
+        const handle = await open(segmentPath(this.directory, n), 'wx')
+        const segment: Segment = { n, live: 0, records: 0, size: 0, startedAt: this.clock.now(), handle, broken: false }
+        this.segments.set(n, segment)
+        this.current = segment
+        return segment
+      } catch (error) {
+        // a segment of that number left by someone else: the next number
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      }
+    }
+  }
+
+  /** No longer written to: closed, and deleted if no profile in it is kept. */
+  private async retire (segment: Segment): Promise<void> {
+    if (this.current === segment) this.current = undefined
+    const handle = segment.handle
+    segment.handle = undefined
+    await handle?.close().catch(() => undefined)
+    if (segment.live === 0) this.deleteSegment(segment)
+  }
+
+  /** An idle storage (no write under way): a current segment none of whose profiles is kept, or too old, is closed. */
+  private closeIdleSegment (): void {
+    const segment = this.current
+    if (segment === undefined || this.writing !== undefined) return
+    if ((segment.live === 0 && segment.records > 0) || this.clock.now() - segment.startedAt >= this.segmentMaxAgeMs) {
+      this.retire(segment).catch(() => undefined)
+    }
+  }
+
+  private deleteSegment (segment: Segment): void {
+    this.segments.delete(segment.n)
+    this.unlinkLater(segmentPath(this.directory, segment.n))
+  }
+
+  private unlinkLater (path: string): void {
+    const deleting = removeFile(path, this.log).finally(() => { this.unlinking.delete(deleting) })
+    this.unlinking.add(deleting)
+  }
+
+  private async removeLegacyIndex (): Promise<void> {
+    if (!this.legacyIndex) return
+    this.legacyIndex = false
+    await removeFile(join(this.directory, LEGACY_INDEX), this.log)
+  }
+
+  /** A kept profile leaves: its segment is deleted once none of its profiles is kept; a previous layout's file at once. */
+  private forget (token: string, entry: Entry): void {
+    this.entries.delete(token)
+    if (entry.segment === LEGACY) {
+      this.unlinkLater(legacyFile(this.directory, token))
+      if (--this.legacyCount === 0) this.removeLegacyIndex().catch(() => undefined)
+      return
+    }
+    // not written yet: the writer skips it
+    if (entry.segment === UNWRITTEN) return
+    const segment = this.segments.get(entry.segment)
+    if (segment !== undefined && --segment.live === 0 && segment !== this.current) this.deleteSegment(segment)
+  }
+
+  /** The oldest profiles beyond the count, and every expired one, leave. */
   private prune (): void {
     const now = this.clock.now()
-    for (const [token, summary] of this.entries) {
-      if (this.entries.size <= this.limits.maxProfiles && !this.expired(summary, now)) break
-      this.entries.delete(token)
-      // not written yet: it leaves the queue, its save settled (it was kept, readable, until
-      // the bound dropped it); one being written is deleted by the writer once written
-      if (this.unwritten.has(token)) {
-        const queued = this.writeQueue.get(token)
-        if (queued !== undefined) {
-          this.writeQueue.delete(token)
-          this.unwritten.delete(token)
-          queued.resolve()
-        }
-        continue
-      }
-      this.pendingLines.push(`{"del":"${token}"}\n`)
-      const deleting = unlink(this.file(token)).catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== 'ENOENT') this.log.warn({ err: error, token }, 'fastify-kernel: cannot delete an old profile')
-      }).finally(() => { this.unlinking.delete(deleting) })
-      this.unlinking.add(deleting)
+    for (const [token, entry] of this.entries) {
+      if (this.entries.size <= this.limits.maxProfiles && !this.expired(entry.summary, now)) break
+      this.forget(token, entry)
     }
-  }
-
-  /**
-   * Appends the pending index lines; one write at a time, later lines batched into it. Lines a
-   * failed append could not write stay pending for the next flush; when too many wait (a disk
-   * full for long), the next success rewrites the whole index instead.
-   */
-  private flush (): Promise<void> {
-    this.chain = this.chain.then(async () => {
-      if (this.pendingLines.length === 0) return
-      const lines = this.pendingLines
-      this.pendingLines = []
-      try {
-        if (lines.length > this.limits.maxProfiles) {
-          await this.inFolder(() => this.rewriteIndex())
-        } else {
-          await this.inFolder(() => appendFile(join(this.directory, INDEX), (this.indexTorn ? '\n' : '') + lines.join('')))
-          this.indexLines += lines.length
-          if (this.indexLines > 2 * this.limits.maxProfiles + 64) await this.rewriteIndex()
-        }
-        if (this.indexTorn) this.log.warn({}, 'fastify-kernel: the profiler index is written again')
-        this.indexTorn = false
-      } catch (error) {
-        this.pendingLines = lines.concat(this.pendingLines)
-        // once per outage, not once per save
-        if (!this.indexTorn) this.log.warn({ err: error }, 'fastify-kernel: cannot write the profiler index; its lines are kept and retried')
-        this.indexTorn = true
-      }
-    })
-    return this.chain
-  }
-
-  private async rewriteIndex (): Promise<void> {
-    const temporary = join(this.directory, `.${INDEX}.${process.pid}.${++this.counter}.tmp`)
-    try {
-      await writeFile(temporary, [...this.entries.values()].map((summary) => JSON.stringify(summary) + '\n').join(''))
-      await rename(temporary, join(this.directory, INDEX))
-    } catch (error) {
-      await unlink(temporary).catch(() => undefined)
-      throw error
-    }
-    this.indexLines = this.entries.size
   }
 
   async load (token: string): Promise<Profile | undefined> {
     if (!TOKEN_PATTERN.test(token)) return undefined
-    const summary = this.entries.get(token)
-    if (summary === undefined || this.expired(summary)) return undefined
-    const queued = this.unwritten.get(token)
-    if (queued !== undefined) return JSON.parse(queued) as Profile
-    let text: string
+    const entry = this.entries.get(token)
+    if (entry === undefined || this.expired(entry.summary)) return undefined
+    if (entry.batch !== undefined) return JSON.parse(entry.batch.buffer.toString('utf8', entry.offset, entry.offset + entry.length)) as Profile
+    const now = this.clock.now()
+    const problem = (error: Error): void => {
+      this.log.warn({ err: error, token, directory: this.directory }, 'fastify-kernel: a stored profile is corrupt or truncated; answered as not found')
+    }
+    if (entry.segment === LEGACY) {
+      const profile = await readLegacyProfile(this.directory, token, now, problem)
+      if (profile === undefined && !existsSync(legacyFile(this.directory, token))) this.forget(token, entry)
+      return profile
+    }
+    let text: string | undefined
     try {
-      text = await readFile(this.file(token), 'utf8')
+      text = await readRecord(this.directory, entry)
     } catch (error) {
-      if (missing(error)) this.entries.delete(token) // its folder was deleted, or a person removed it
-      else this.log.warn({ err: error, token }, 'fastify-kernel: cannot read a profile')
+      problem(error as Error)
       return undefined
     }
-    return parseProfile(text, token, (error) => {
-      this.log.warn({ err: error, token, file: this.file(token) }, 'fastify-kernel: a profile file is corrupt or truncated; answered as not found')
-    }, this.clock.now())
+    // its segment was deleted (by a person, or with the folder)
+    if (text === undefined) {
+      if (this.entries.get(token) === entry) this.forget(token, entry)
+      return undefined
+    }
+    return parseProfile(text, token, problem, now)
   }
 
   async find (filter: ProfileFilter = {}): Promise<ProfileSummary[]> {
     const now = this.clock.now()
     const live: ProfileSummary[] = []
-    for (const summary of this.entries.values()) if (!this.expired(summary, now)) live.push(summary)
+    for (const entry of this.entries.values()) if (!this.expired(entry.summary, now)) live.push(entry.summary)
     return selectSummaries(live, filter)
   }
 
   async purge (): Promise<void> {
-    const tokens = [...this.entries.keys()]
     this.entries.clear()
-    await this.drained
-    this.pendingLines = []
-    await this.chain
-    await Promise.all(tokens.map((token) => unlink(this.file(token)).catch(() => undefined)))
-    this.chain = this.chain.then(() => this.inFolder(() => this.rewriteIndex()))
-    await this.chain
+    this.legacyCount = 0
+    // the saves accepted before are settled, unwritten
+    await this.idle()
+    const current = this.current
+    this.current = undefined
+    await current?.handle?.close().catch(() => undefined)
+    this.segments.clear()
+    const names = await readdir(join(this.directory, SEGMENTS)).catch(() => [] as string[])
+    await Promise.all(names.filter((name) => segmentNumber(name) !== undefined).map((name) => removeFile(join(this.directory, SEGMENTS, name), this.log)))
+    const legacy = await readdir(this.directory).catch(() => [] as string[])
+    await Promise.all(legacy.filter((name) => /^[0-9a-f]{6}\.json$/.test(name) || name === LEGACY_INDEX).map((name) => removeFile(join(this.directory, name), this.log)))
+    this.legacyIndex = false
   }
 
-  /**
-   * Settles once the writer has nothing left to do: every profile saved so far is on disk and
-   * its index line appended (or kept for the next flush, if the append failed).
-   */
+  /** Settles once the writer has nothing left to do: every profile saved so far is on disk (or its save failed). */
   async idle (): Promise<void> {
-    await this.drained
-    await this.chain
+    while (this.writing !== undefined || this.filling !== undefined) {
+      if (this.writing === undefined) this.flush()
+      await this.writing
+    }
   }
 
   async close (): Promise<void> {
     clearInterval(this.timer)
-    await this.drained
-    await this.flush()
+    await this.idle()
+    const current = this.current
+    this.current = undefined
+    await current?.handle?.close().catch(() => undefined)
     await Promise.all(this.unlinking)
     await this.lock?.unlock()
+  }
+}
+
+/** Writes `length` bytes of `buffer` at `position`, as many calls as it takes. */
+async function writeFully (handle: FileHandle, buffer: Buffer, length: number, position: number): Promise<void> {
+  let written = 0
+  while (written < length) {
+    const { bytesWritten } = await handle.write(buffer, written, length - written, position + written)
+    written += bytesWritten
   }
 }

@@ -31,6 +31,11 @@ export interface RedisProfileStorageOptions {
    * system clock); the expiry of keys is Redis' own
    */
   clock?: Clock
+  /**
+   * batches of saves waiting while one is sent and not answered, beyond which the saves of a
+   * turn are dropped whole (default 4; each holds up to 256 profiles or 4 MB)
+   */
+  maxBatchesWaiting?: number
 }
 
 /** Tokens reserved ahead in one call, and the level that triggers the next call. */
@@ -96,10 +101,27 @@ end
 results[#results + 1] = redis.call('ZCARD', KEYS[1])
 return results`)
 
-/** Profiles saved in one call at most: a call stays short for the other clients of the server. */
-const SAVE_BATCH = 64
+/**
+ * A batch, the saves of a turn sent in one call (of several turns while the call before is
+ * unanswered), holds at most this many profiles or bytes: a call stays short for the other
+ * clients of the server.
+ */
+const BATCH_PROFILES = 256
+const BATCH_BYTES = 4 * 1024 * 1024
+/** batches waiting for the call under way, beyond which a turn's saves are dropped whole */
+const MAX_BATCHES_WAITING = 4
 
-interface QueuedSave { token: string, body: string, member: string, time: number, resolve: () => void, reject: (error: unknown) => void }
+interface QueuedSave { token: string, start: number, end: number, member: string, time: number, resolve: () => void, reject: (error: unknown) => void }
+
+/**
+ * Saves sent in one call: their bodies serialised into one buffer as they are saved (sent as
+ * bytes, not encoded again by the client), a window of it per profile.
+ */
+interface Batch {
+  buffer: Buffer
+  length: number
+  saves: QueuedSave[]
+}
 
 interface Reserved { token: string, at: number }
 
@@ -143,10 +165,12 @@ export class RedisProfileStorage implements ProfileStorage {
   private readonly timer: NodeJS.Timeout
   private readonly reserveFailure: ThrottledWarning
   private readonly clock: Clock
+  private readonly maxWaiting: number
 
   private constructor (private readonly options: RedisProfileStorageOptions) {
     this.client = options.client
     this.clock = options.clock ?? systemClock
+    this.maxWaiting = options.maxBatchesWaiting ?? MAX_BATCHES_WAITING
     this.prefix = options.prefix ?? 'fastify-kernel:{profiler}:'
     this.bodyPrefix = `${this.prefix}p:`
     this.indexKey = `${this.prefix}index`
@@ -235,45 +259,95 @@ export class RedisProfileStorage implements ProfileStorage {
   }
 
   /**
-   * Queues the profile; the saves of one turn of the event loop go to Redis in one call (one
-   * round trip and one script run for up to SAVE_BATCH profiles, rather than one each).
+   * Queues the profile for the next call: one call a turn of the event loop at most, and one
+   * call at a time (one round trip and one script run for every profile saved meanwhile, rather
+   * than one each). While a call is unanswered, the saves of the turns after it wait, in up to
+   * MAX_BATCHES_WAITING batches; beyond that (Redis slow, or stopped until the call times out)
+   * the saves of a turn are refused together (KERNEL_PROFILES_DROPPED, counted by the profiler
+   * as dropped): memory never grows with a backlog.
    */
   async save (profile: Profile): Promise<void> {
     const token = profile.token
     if (!TOKEN_PATTERN.test(token)) throw new errorCodes.KERNEL_INVALID_TOKEN(token)
+    if (this.droppingTurn) {
+      this.droppedProfiles++
+      throw new errorCodes.KERNEL_PROFILES_DROPPED(this.waiting.length)
+    }
+    let batch = this.waiting.at(-1)
+    if (batch === undefined || batch.saves.length >= BATCH_PROFILES || batch.length >= BATCH_BYTES) {
+      if (this.waiting.length >= this.maxWaiting) {
+        // refused whole, for the rest of this turn
+        this.droppingTurn = true
+        this.droppedBatches++
+        this.droppedProfiles++
+        this.scheduleSend()
+        throw new errorCodes.KERNEL_PROFILES_DROPPED(this.waiting.length)
+      }
+      batch = { buffer: Buffer.allocUnsafe(64 * 1024), length: 0, saves: [] }
+      this.waiting.push(batch)
+    }
     const summary = summarize(profile)
     const body = JSON.stringify(profile)
+    // at most 3 bytes of UTF-8 a UTF-16 code unit
+    const needed = batch.length + body.length * 3
+    if (needed > batch.buffer.length) {
+      const larger = Buffer.allocUnsafe(Math.max(needed, 2 * batch.buffer.length))
+      batch.buffer.copy(larger, 0, 0, batch.length)
+      batch.buffer = larger
+    }
+    const start = batch.length
+    batch.length += batch.buffer.write(body, start)
+    const end = batch.length
+    this.scheduleSend()
     await new Promise<void>((resolve, reject) => {
-      if (this.saves.push({ token, body, member: token + JSON.stringify(summary), time: summary.time, resolve, reject }) === 1) setImmediate(this.sendSaves)
+      batch.saves.push({ token, start, end, member: token + JSON.stringify(summary), time: summary.time, resolve, reject })
     })
   }
 
-  private saves: QueuedSave[] = []
-  /** batches sent and not answered yet: close() waits for them */
-  private readonly sending = new Set<Promise<void>>()
+  /** what Redis being behind cost: batches of a turn refused whole, and their profiles */
+  droppedBatches = 0
+  droppedProfiles = 0
+  /** batches waiting for the call under way, oldest first; the last one fills */
+  private readonly waiting: Batch[] = []
+  /** the call under way */
+  private sending: Promise<void> | undefined
+  private sendScheduled = false
+  /** the saves of this turn are refused */
+  private droppingTurn = false
 
-  private readonly sendSaves = (): void => {
-    const queued = this.saves
-    this.saves = []
-    for (let i = 0; i < queued.length; i += SAVE_BATCH) {
-      const sent: Promise<void> = this.saveBatch(queued.slice(i, i + SAVE_BATCH)).catch(() => undefined).finally(() => { this.sending.delete(sent) })
-      this.sending.add(sent)
-    }
+  private scheduleSend (): void {
+    if (this.sendScheduled) return
+    this.sendScheduled = true
+    setImmediate(this.sendNext)
   }
 
-  private async saveBatch (batch: QueuedSave[]): Promise<void> {
+  /** At the end of a turn, or once the call under way is answered: the oldest waiting batch, unless a call is under way. */
+  private readonly sendNext = (): void => {
+    this.sendScheduled = false
+    this.droppingTurn = false
+    if (this.sending !== undefined) return
+    const batch = this.waiting.shift()
+    if (batch === undefined) return
+    this.sending = this.saveBatch(batch).catch(() => undefined).finally(() => {
+      this.sending = undefined
+      if (this.waiting.length > 0) this.scheduleSend()
+    })
+  }
+
+  private async saveBatch (batch: Batch): Promise<void> {
+    const saves = batch.saves
     const maxAgeS = Math.max(1, Math.ceil(this.options.maxAgeMs / 1000))
-    const args: Array<string | number> = [this.marker, maxAgeS, this.options.maxProfiles, this.clock.now() - this.options.maxAgeMs, this.bodyPrefix]
-    for (const save of batch) args.push(save.body, save.member, save.time)
+    const args: Array<string | number | Buffer> = [this.marker, maxAgeS, this.options.maxProfiles, this.clock.now() - this.options.maxAgeMs, this.bodyPrefix]
+    for (const save of saves) args.push(batch.buffer.subarray(save.start, save.end), save.member, save.time)
     let results: number[]
     try {
-      results = await this.call<number[]>('a profile save', () => SAVE.run(this.client, [this.indexKey, ...batch.map((save) => this.bodyPrefix + save.token)], args))
+      results = await this.call<number[]>('a profile save', () => SAVE.run(this.client, [this.indexKey, ...saves.map((save) => this.bodyPrefix + save.token)], args))
     } catch (error) {
-      for (const save of batch) save.reject(error)
+      for (const save of saves) save.reject(error)
       return
     }
-    this.lastSize = results[batch.length]!
-    batch.forEach((save, i) => {
+    this.lastSize = results[saves.length]!
+    saves.forEach((save, i) => {
       if (results[i]! < 0) {
         save.reject(new errorCodes.KERNEL_TOKEN_NOT_RESERVED(save.token))
         return
@@ -329,8 +403,10 @@ export class RedisProfileStorage implements ProfileStorage {
   /** Sends the saves still queued and settles once every save it accepted is answered, then gives back its unused tokens. */
   async close (): Promise<void> {
     clearInterval(this.timer)
-    this.sendSaves()
-    await Promise.all(this.sending)
+    while (this.sending !== undefined || this.waiting.length > 0) {
+      this.sendNext()
+      await this.sending
+    }
     for (const { token } of this.pool) this.releasing.push(token)
     this.pool.length = 0
     await this.flushReleases()
