@@ -3,7 +3,8 @@
 // bare Fastify measured in the same run, and the server's CPU per request (all its threads).
 // BENCH_DURATION (seconds, default 10), BENCH_CONNECTIONS (50), BENCH_ONLY (comma-separated row
 // names: bare, node:http, the servers' names, import, spans, storage, soak, security).
-// Rows: node:http (the floor of any framework), production, debug, the profiler at full capture
+// Rows: node:http (the floor of any framework), the OpenTelemetry peer (SDK, instrumentation-http,
+// @fastify/otel, every span exported), production, debug, the profiler at full capture
 // (saveBudget 1: every request profiled) with memory, file and Redis storage and the count of
 // profiles stored against requests served, without the spans' origins (their cost per span), and
 // at the default budget. Then: profiles written per
@@ -26,7 +27,7 @@ import { spanCost } from './span-cost.mjs'
 import { originCost } from './origin-cost.mjs'
 import { storageThroughput } from './storage-throughput.mjs'
 import { alsFloor } from './als-floor.mjs'
-import { serverFigures, startServer, stopServer } from './server-process.mjs'
+import { pinLoadGenerator, pinning, serverFigures, startServer, stopServer } from './server-process.mjs'
 
 const duration = Number(process.env.BENCH_DURATION ?? 10)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50)
@@ -34,6 +35,7 @@ const only = process.env.BENCH_ONLY // comma-separated server names, for a quick
 const soak = Number(process.env.BENCH_SOAK ?? 30)
 // requests a second of the per-span rows (BENCH_IO_RATE): below what the slowest server serves
 const ioRate = Number(process.env.BENCH_IO_RATE ?? 300)
+pinLoadGenerator()
 const wanted = (name) => only === undefined || only.split(',').includes(name)
 // the file storage writes to a folder of its own, removed at the end
 const profileDir = mkdtempSync(join(tmpdir(), 'bench-profiler-'))
@@ -60,6 +62,9 @@ const servers = [
   // the floor of the profiler's request tracking: bare Fastify, each request in an AsyncLocalStorage
   // (its matched row first: a fixed rate alone is too few requests to warm the JIT)
   { name: 'bare Fastify + AsyncLocalStorage', kind: 'als', options: {}, scenarios: ['matched', 'matched at a fixed rate', 'io at a fixed rate'] },
+  // the peer a user would pick instead (issue 28): OpenTelemetry's SDK, instrumentation-http and
+  // @fastify/otel, every span exported (bench/otel-preload.mjs)
+  { name: 'OpenTelemetry peer', kind: 'otel', options: {}, scenarios: ['matched', 'not found'] },
   { name: 'kernel prod', kind: 'kernel', options: { debug: false }, scenarios: ['matched', 'not found', 'wrong method', 'matched at a fixed rate', 'io at a fixed rate'] },
   { name: 'kernel debug', kind: 'kernel', options: { debug: true, profiler: false }, scenarios: ['matched', 'not found', 'wrong method'] },
   // every request profiled and stored (count stored = count served): issue 20's bound
@@ -149,8 +154,9 @@ for (const server of servers) {
     // server CPU per request: on a 2-core machine shared with the load generator it is steadier than req/s
     const cpuPerRequest = (after.cpu - before.cpu) / Math.max(1, served)
     const saved = after.saved === null ? null : { stored: after.saved - before.saved, dropped: after.dropped - before.dropped, kept: after.profiles }
-    results.push({ server: server.name, scenario, rps: result.requests.average, p99: result.latency.p99, errors: result.errors + result.timeouts, statuses, served, rssBefore: before.rss, rssAfter: after.rss, cpuPerRequest, saved })
-    process.stderr.write(`${server.name} ${scenario}: ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms, status ${statuses}, ${cpuPerRequest.toFixed(1)} µs/req${saved === null ? '' : `, ${saved.stored} stored of ${served} served, ${saved.dropped} dropped`}\n`)
+    const exported = after.exported === null ? null : after.exported - before.exported
+    results.push({ server: server.name, scenario, rps: result.requests.average, p99: result.latency.p99, errors: result.errors + result.timeouts, statuses, served, rssBefore: before.rss, rssAfter: after.rss, cpuPerRequest, saved, exported })
+    process.stderr.write(`${server.name} ${scenario}: ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms, status ${statuses}, ${cpuPerRequest.toFixed(1)} µs/req${saved === null ? '' : `, ${saved.stored} stored of ${served} served, ${saved.dropped} dropped`}${exported === null ? '' : `, ${exported} spans exported`}\n`)
   }
   await stopServer(child)
 }
@@ -210,15 +216,16 @@ async function soakFullCapture (seconds) {
 
 const bare = Object.fromEntries(results.filter((r) => r.server === 'bare Fastify').map((r) => [r.scenario, r]))
 const mb = (bytes) => (bytes / 1048576).toFixed(0)
-console.log(`\n${duration} s per run, ${connections} connections, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}\n`)
-console.log('| server | request | req/s | ratio to bare | p99 ms | p99 ratio | server CPU µs/req | CPU ratio (bare ÷ this) | RSS before → after (MB) | profiles stored / served (dropped) |')
+const where = pinning === undefined ? 'servers and load generator unpinned' : `servers pinned to core ${pinning.server}, the load generator to ${pinning.loadGenerator}`
+console.log(`\n${duration} s per run, ${connections} connections, Node ${process.version}, ${where}, ${new Date().toISOString().slice(0, 10)}\n`)
+console.log('| server | request | req/s | ratio to bare | p99 ms | p99 ratio | server CPU µs/req | CPU ratio (bare ÷ this) | RSS before → after (MB) | profiles stored / served (dropped), or spans exported |')
 console.log('|---|---|---:|---:|---:|---:|---:|---:|---|---|')
 for (const r of results) {
   const base = bare[r.scenario]
   const ratio = base ? (r.rps / base.rps).toFixed(2) : '—'
   const p99Ratio = base && base.p99 > 0 ? (r.p99 / base.p99).toFixed(2) : '—'
   const cpuRatio = base ? (base.cpuPerRequest / r.cpuPerRequest).toFixed(2) : '—'
-  const saved = r.saved === null ? '' : `${r.saved.stored} / ${r.served} (${r.saved.dropped})`
+  const saved = r.saved !== null ? `${r.saved.stored} / ${r.served} (${r.saved.dropped})` : r.exported !== null ? `${r.exported} spans (${(r.exported / Math.max(1, r.served)).toFixed(1)} a request)` : ''
   console.log(`| ${r.server} | ${r.scenario} (${r.statuses}) | ${Math.round(r.rps)} | ${ratio} | ${r.p99} | ${p99Ratio} | ${r.cpuPerRequest.toFixed(1)} | ${cpuRatio} | ${mb(r.rssBefore)} → ${mb(r.rssAfter)} | ${saved} |`)
 }
 const ioReport = ioSpanCost()

@@ -1,7 +1,8 @@
 // One server under load: `node bench/server.mjs bare` or `node bench/server.mjs kernel '<kernel options JSON>'`;
 // `als`: bare Fastify running each request in an AsyncLocalStorage (the floor of the profiler's
 // request tracking); `http`: node:http alone, the same JSON answer and a 404 (the floor of any
-// framework). Prints its port on stdout, then serves until killed. Same routes in all, so
+// framework); `otel`: bare Fastify under OpenTelemetry (bench/otel-preload.mjs, loaded with
+// --import by bench/server-process.mjs). Prints its port on stdout, then serves until killed. Same routes in all, so
 // the work differs only by the kernel. BENCH_DIST: another build of the package (A/B runs).
 import Fastify from 'fastify'
 import { AsyncLocalStorage } from 'node:async_hooks'
@@ -24,7 +25,7 @@ if (redisUrl !== undefined) {
 
 const app = kind === 'kernel'
   ? await createKernelApp({ kernel: options })
-  : kind === 'http' ? nodeHttp() : Fastify()
+  : kind === 'http' ? nodeHttp() : Fastify() // `otel`: @fastify/otel registers itself as the instance is created
 if (kind === 'als') {
   // what the kernel does when the profiler tracks requests, and nothing else: every request,
   // its hooks and handler run in the request's store, so each promise carries it
@@ -122,6 +123,8 @@ process.on('message', async (message) => {
     served,
     profiles: profiler?.storage.size ?? null,
     saved: profiler?.saved ?? null,
-    dropped: profiler?.dropped ?? null
+    dropped: profiler?.dropped ?? null,
+    // the OpenTelemetry peer: the spans its exporter was given
+    exported: globalThis.benchOtelExported ?? null
   })
 })
