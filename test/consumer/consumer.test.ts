@@ -33,12 +33,12 @@ t.teardown(() => rmSync(work, { recursive: true, force: true }))
 const run = (command: string, args: string[], cwd: string): string =>
   execFileSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_update_notifier: 'false' } })
 
-/** The first ```ts block of the README's "Use it in your app" section. */
-function readmeSnippet (): string {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8')
-  const section = readme.slice(readme.indexOf('## Use it in your app'))
+/** The first ```ts block under a heading of a doc: the README's plugin snippet, the getting started's fuller app. */
+function snippet (file: string, heading: string): string {
+  const text = readFileSync(join(root, file), 'utf8')
+  const section = text.slice(text.indexOf(heading))
   const match = /```ts\n([\s\S]*?)```/.exec(section)
-  if (match === null) throw new Error('README: no ts snippet under "Use it in your app"')
+  if (!text.includes(heading) || match === null) throw new Error(`${file}: no ts snippet under "${heading}"`)
   return match[1]
 }
 
@@ -47,7 +47,8 @@ run('npm', ['pack', '--ignore-scripts', '--pack-destination', work, '--silent'],
 const tarball = join(work, readdirSync(work).find((f) => f.endsWith('.tgz'))!)
 const app = join(work, 'app')
 cpSync(fixture, app, { recursive: true, filter: (source) => !source.includes('node_modules') && !source.includes('/dist') })
-writeFileSync(join(app, 'src', 'readme-snippet.ts'), '// the README\'s plugin snippet, verbatim\n' + readmeSnippet())
+writeFileSync(join(app, 'src', 'readme-snippet.ts'), '// the README\'s plugin snippet, verbatim\n' + snippet('README.md', '## Use it in your app'))
+writeFileSync(join(app, 'src', 'getting-started-snippet.ts'), '// docs/getting-started.md\'s fuller app, verbatim\n' + snippet('docs/getting-started.md', '## A fuller app'))
 run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--no-save', tarball], app)
 
 t.test('the package: a plugin with fastify as a peer, no service, a licence, links that resolve', async (t) => {
@@ -210,4 +211,21 @@ t.test("the README's plugin snippet compiled and runs", async (t) => {
   t.equal((await module.app.inject({ url: '/hello/reader' })).statusCode, 200)
   t.equal((await module.app.inject({ method: 'DELETE', url: '/hello/reader' })).statusCode, 405)
   await module.app.close()
+})
+
+t.test("docs/getting-started.md's fuller app compiled and runs as the page says", async (t) => {
+  const { app: fuller } = await import(pathToFileURL(join(app, 'dist/getting-started-snippet.js')).href) as { app?: FastifyInstance }
+  t.ok(fuller, 'the example exports its app')
+  if (fuller === undefined) return
+  await fuller.ready()
+  t.teardown(() => fuller.close())
+  t.same((await fuller.inject('/items/12')).json(), { id: '12' })
+  t.equal((await fuller.inject('/items/twelve')).statusCode, 404, 'the requirement holds')
+  const miss = await fuller.inject({ url: '/api/nope', headers: { accept: 'text/html' } })
+  t.equal(miss.statusCode, 404)
+  t.match(miss.json(), { statusCode: 404, error: 'Not Found', message: /^No route found for "GET / }, 'a miss under /api is JSON in Fastify\'s shape, whatever the client accepts')
+  const maintenance = await fuller.inject({ url: '/hello/reader', headers: { 'x-maintenance': '1' } })
+  t.equal(maintenance.statusCode, 503)
+  t.equal(maintenance.headers['retry-after'], '60')
+  t.equal(maintenance.body, 'Back soon')
 })
