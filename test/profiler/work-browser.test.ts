@@ -148,6 +148,29 @@ if (chromiumAvailable(t)) {
     t.equal(download[0].suggestedFilename(), `${token!}-mail-1.eml`, 'the .eml downloads under its name')
     const jobs = await profilerOf(app).storage.find({ kind: 'job' })
     t.equal(jobs.length, 1)
+
+    // a command: the same panels, recorded with record(); the search lists every kind of unit
+    const sentCount = await app.kernelProfiler.record({ kind: 'command', name: 'invoices:remind' }, async () => {
+      const overdue = await client.smembers('invoices:overdue')
+      await invoices.add('remind', { order: 1042, overdue: overdue.length })
+      await mailer.sendMail({ from: '"Shop" <shop@example.test>', to: 'ada@example.test', subject: 'Invoice #1042 is due', text: 'A reminder.' })
+      return 1
+    })
+    t.equal(sentCount, 1, 'record() returns what the command returned')
+    await app.kernelProfiler.settled()
+    const [command] = await profilerOf(app).storage.find({ kind: 'command' })
+    t.ok(command !== undefined, 'the command has a profile')
+    await page.goto(`${base}/_profiler/${command!.token}?panel=queue`)
+    t.equal((await page.textContent('.summary .url .method'))?.trim(), 'COMMAND')
+    t.match(await page.textContent('.summary') ?? '', 'invoices:remind')
+    t.same(await page.locator('#queued-jobs tbody tr').evaluateAll((trs) => trs.map((tr) => tr.querySelectorAll('td')[3]?.textContent?.trim())), ['remind'], 'its queue panel lists the job it added')
+    await shoot(page, 'profiler-command.png', 'profiler-command.png')
+    await page.goto(`${base}/_profiler/?kind=`)
+    const listed = await page.locator('#results tbody tr').evaluateAll((trs) => trs.map((tr) => tr.textContent ?? ''))
+    t.ok(listed.some((row) => /command[\s\S]*invoices:remind/i.test(row)), 'the search lists the command')
+    t.ok(listed.some((row) => /job[\s\S]*receipt/i.test(row)), 'the job')
+    t.ok(listed.some((row) => /GET[\s\S]*\/signup/.test(row)), 'and the request')
+    await shoot(page, 'profiler-units.png', 'profiler-units.png')
     t.same(problems, [], 'no console errors (no CSP violation)')
   })
 }
