@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptio
 import type { Profiler } from '../src/profiler/profiler.js'
 import { PROFILER_PATH } from '../src/profiler/recording.js'
 import { AccessDeniedHttpException } from '../src/errors/exceptions.js'
-import { isSameOrigin } from '../src/profiler/cpu/arming.js'
+import { isSameOrigin } from '../src/profiler/pages/same-origin.js'
 import { ASK_COOKIE, ASK_COOKIE_SECONDS, asksForProfile } from '../src/profiler/capture.js'
 import { lastQueryValue } from '../src/profiler/pages/pages.js'
 
@@ -25,7 +25,7 @@ export interface CaptureView {
  */
 export function registerCaptureSwitch (app: FastifyInstance, profiler: Profiler, route: (name: string) => RouteShorthandOptions): (request: FastifyRequest) => CaptureView {
   app.post(CAPTURE_PATH, route('_profiler_capture'), async function captureSwitch (request: FastifyRequest, reply: FastifyReply) {
-    if (!isSameOrigin(request, request.kernel?.origin() ?? `${request.protocol}://${request.host}`)) {
+    if (!isSameOrigin(request.headers)) {
       throw new AccessDeniedHttpException('This browser\'s recording is switched from the profiler\'s own pages only (a cross-site request).')
     }
     const on = lastQueryValue((request.query as Record<string, unknown> | undefined)?.record) === 'on'

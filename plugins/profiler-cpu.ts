@@ -5,7 +5,8 @@ import type { Profiler } from '../src/profiler/profiler.js'
 import { PROFILER_PATH } from '../src/profiler/recording.js'
 import { AccessDeniedHttpException, NotFoundHttpException } from '../src/errors/exceptions.js'
 import { processSampler } from '../src/profiler/cpu/sampler.js'
-import { CpuArming, isSameOrigin } from '../src/profiler/cpu/arming.js'
+import { CpuArming } from '../src/profiler/cpu/arming.js'
+import { isSameOrigin } from '../src/profiler/pages/same-origin.js'
 import { CpuProfileExtension } from '../src/profiler/cpu/extension.js'
 import { isCpuProfile } from '../src/profiler/cpu/cpu-profile.js'
 import { cpuCollector, cpuProfilePath } from '../src/profiler/collectors/cpu.js'
@@ -37,7 +38,7 @@ export function registerCpuProfile (
 
   // arms this browser: a POST from the profiler's own pages (the toolbar), never from another site
   app.post(PROFILE_NEXT_PATH, route('_profiler_cpu_next'), async function profileNextRequest (request: FastifyRequest, reply: FastifyReply) {
-    if (!isSameOrigin(request, request.kernel?.origin() ?? `${request.protocol}://${request.host}`)) {
+    if (!isSameOrigin(request.headers)) {
       throw new AccessDeniedHttpException('"Profile the next request" is armed from the profiler\'s own pages only (a cross-site request).')
     }
     const secure = request.protocol === 'https'

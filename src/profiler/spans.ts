@@ -96,48 +96,31 @@ export class SpanList {
    * receivers a captured stack holds) alive until the profile is read.
    */
   settle (): void {
-    const stacks = this.stacks
-    this.stacks = []
-    for (let i = 0; i < this.spans.length; i++) {
-      const span = this.spans[i]!
-      const settler = settlers.get(span.kind)
-      if (settler !== undefined) {
-        try {
-          settler(span)
-        } catch {
-          // a span whose data cannot be read is shown by its kind alone, never with raw data
-          span.name = span.kind
-          span.data = {}
-        }
-      }
-      const stack = stacks[i]
-      if (stack === undefined || this.origins === undefined) continue
-      try {
-        const origin = this.origins.resolve(stack)
-        if (origin !== undefined) span.origin = origin
-      } catch {
-        // a stack that cannot be read: the span shows no origin
-      }
-    }
+    this.visit((span) => { settlers.get(span.kind)?.(span) })
   }
 
   /** Formats every span kept (once): called when the profile is built, before the collectors read it. */
   format (redactor: Redactor): void {
     if (this.formatted) return
     this.formatted = true
+    this.visit((span) => { formatters.get(span.kind)?.(span, redactor) })
+  }
+
+  /**
+   * Applies `apply` to each span (a span it cannot read is shown by its kind alone, never with
+   * raw data), and resolves each span's origin from its captured stack, once: the stacks are
+   * let go then.
+   */
+  private visit (apply: (span: Span) => void): void {
     const stacks = this.stacks
     this.stacks = []
     for (let i = 0; i < this.spans.length; i++) {
       const span = this.spans[i]!
-      const formatter = formatters.get(span.kind)
-      if (formatter !== undefined) {
-        try {
-          formatter(span, redactor)
-        } catch {
-          // a span the formatter cannot read is shown by its kind alone, never with raw data
-          span.name = span.kind
-          span.data = {}
-        }
+      try {
+        apply(span)
+      } catch {
+        span.name = span.kind
+        span.data = {}
       }
       const stack = stacks[i]
       if (stack === undefined || this.origins === undefined) continue

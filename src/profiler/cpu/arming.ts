@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
 import { fastifyCookie } from '@fastify/cookie'
 import type { Clock } from '../../clock.js'
+import { isBrowserOwnRequest } from '../browser-requests.js'
 
 /** The cookie "profile the next request" sets: a one-time value this process armed. */
 export const ARM_COOKIE = 'kernel_profile_next'
@@ -10,8 +11,6 @@ export const ARM_TTL_MS = 10 * 60_000
 /** Browsers armed at once, at most: the oldest is forgotten beyond. */
 const MAX_ARMED = 64
 
-/** A path that names a file a page loads (stylesheet, script, source map, image, font). */
-const ASSET_PATH = /\.(?:css|js|mjs|map|png|jpe?g|gif|svg|ico|webp|avif|woff2?|ttf|otf|eot)$/i
 /** `Sec-Fetch-Dest` of what a user asks for: a page, a frame, or the page's own fetch()/XMLHttpRequest. */
 const ASKED_DESTINATIONS = new Set(['document', 'iframe', 'frame', 'empty'])
 
@@ -19,27 +18,13 @@ const ASKED_DESTINATIONS = new Set(['document', 'iframe', 'frame', 'empty'])
  * Whether a request is one a user or a page's code makes, not one the browser makes on its own
  * for the page (its favicon, stylesheets, scripts, images, fonts, the source maps DevTools
  * fetches): a browser's own request carries a `Sec-Fetch-Dest` naming what it loads, or a path
- * ending in such a file's extension. "Profile the next request" skips the latter.
+ * the profiler's one rule calls the browser's own (browser-requests.ts). "Profile the next
+ * request" skips those.
  */
 export function isAskedRequest (request: FastifyRequest): boolean {
   const destination = request.headers['sec-fetch-dest']
   if (typeof destination === 'string' && !ASKED_DESTINATIONS.has(destination)) return false
-  const url = request.url
-  const query = url.indexOf('?')
-  return !ASSET_PATH.test(query === -1 ? url : url.slice(0, query))
-}
-
-/**
- * Whether a state-changing request comes from the profiler's own pages: a browser says where a
- * request comes from (`Sec-Fetch-Site`, then `Origin`), and anything but the same origin is
- * refused, so that another site cannot make a developer's browser arm it. A client that sends
- * neither is no browser (curl), and cannot be made to send the request by a site.
- */
-export function isSameOrigin (request: FastifyRequest, origin: string): boolean {
-  const site = request.headers['sec-fetch-site']
-  if (typeof site === 'string') return site === 'same-origin'
-  const from = request.headers.origin
-  return typeof from !== 'string' || from === origin
+  return !isBrowserOwnRequest(request.url)
 }
 
 /**
