@@ -54,6 +54,26 @@ t.test('memory storage: bounded by count (oldest purged first), bytes and age', 
   }
   t.same((await store.find()).map((s) => s.token).sort(), saved.slice(-5).map((p) => p.token).sort(), 'the five newest are kept')
 
+  // long runs (the order of keeping is cut as it goes) and a profile saved again under its token
+  const long = new MemoryProfileStorage({ maxProfiles: 10, maxAgeMs: 60_000, maxBytes: 1 << 20 })
+  const all: Profile[] = []
+  const base = Date.now() - 10_000
+  for (let i = 0; i < 5000; i++) {
+    const p = fakeProfile({ time: base + i })
+    all.push(p)
+    await long.save(p)
+  }
+  t.equal(long.size, 10)
+  t.same((await long.find()).map((s) => s.token), all.slice(-10).reverse().map((p) => p.token), 'the ten newest, newest first, after 5,000')
+  const again = { ...all[4991]!, time: base + 5000 }
+  await long.save(again)
+  t.equal(long.size, 10, 'saved again: still one entry')
+  t.equal((await long.find())[0]!.token, again.token, 'and the newest')
+  await long.save(fakeProfile({ time: base + 5001 }))
+  t.equal(long.size, 10)
+  t.notOk((await long.find()).some((s) => s.token === all[4990]!.token), 'the oldest left')
+  t.ok((await long.find()).some((s) => s.token === again.token), 'not the one saved again')
+
   const small = new MemoryProfileStorage({ maxProfiles: 1000, maxAgeMs: 60_000, maxBytes: 20_000 })
   for (let i = 0; i < 100; i++) await small.save(fakeProfile())
   const size = JSON.stringify(fakeProfile()).length

@@ -1,5 +1,6 @@
+import { LRUCache } from 'lru-cache'
 import type { Clock } from '../../clock.js'
-import { systemClock } from '../../clock.js'
+import { lruCacheClock, systemClock } from '../../clock.js'
 import type { Profile, ProfileSummary } from '../profile.js'
 import { summarize } from '../profile.js'
 import type { Recording } from '../recording.js'
@@ -17,8 +18,6 @@ interface Entry {
   figured: ProfileSummary | undefined
   /** an estimate of what it holds, in bytes: what `maxBytes` counts */
   size: number
-  /** when it was kept, by the clock: what frees its memory once older than maxAge */
-  keptAt: number
 }
 
 /** Bytes a recording is counted for: a fixed part, and what grows with the request (its headers, body, spans, logs). */
@@ -36,31 +35,35 @@ export function recordingSize (recording: Recording): number {
 
 /**
  * Profiles in memory (the plugin's default): the recordings themselves, kept as their units
- * ended, in the order of keeping, bounded by count, age and an estimate of their bytes (the
- * oldest leave first); each profile is built (collected, masked) only when it is read, so a
- * request profiled but never looked at costs only its recording and a place in a Map.
+ * ended, in an LRU bounded by count, age and an estimate of their bytes; each profile is built
+ * (collected, masked) only when it is read, so a request profiled but never looked at costs
+ * only its recording. Reads use `peek`, so the order is the order of keeping and the oldest is
+ * the one evicted.
  */
 export class MemoryProfileStorage implements RecordingKeeper {
   readonly kind = 'memory'
-  /** oldest first: a Map iterates in the order of insertion */
-  private readonly entries = new Map<string, Entry>()
-  private bytes = 0
-  private readonly tokens = new LocalTokens((token) => this.entries.has(token))
+  private readonly cache: LRUCache<string, Entry>
+  private readonly tokens = new LocalTokens((token) => this.cache.has(token))
   private builder: RecordingBuilder | undefined
-  private readonly maxProfiles: number
   private readonly maxAgeMs: number
-  private readonly maxBytes: number
 
   /** `clock`: what ages the profiles (default the system clock) */
   constructor (limits: { maxProfiles: number, maxAgeMs: number, maxBytes: number }, private readonly clock: Clock = systemClock) {
-    this.maxProfiles = limits.maxProfiles
     this.maxAgeMs = limits.maxAgeMs
-    this.maxBytes = limits.maxBytes
+    // the TTL counts from the save and frees the memory; a profile's age counts from its `time` (expired())
+    this.cache = new LRUCache<string, Entry>({
+      max: limits.maxProfiles,
+      ttl: limits.maxAgeMs,
+      maxSize: limits.maxBytes,
+      sizeCalculation: (entry) => entry.size,
+      updateAgeOnGet: false,
+      updateAgeOnHas: false,
+      ...lruCacheClock(clock)
+    })
   }
 
   get size (): number {
-    this.dropExpired(this.clock.now())
-    return this.entries.size
+    return this.cache.size
   }
 
   useBuilder (builder: RecordingBuilder): void {
@@ -76,44 +79,13 @@ export class MemoryProfileStorage implements RecordingKeeper {
   }
 
   keep (recording: Recording): void {
-    this.add(recording.token, { recording, profile: undefined, summary: undefined, figured: undefined, size: recordingSize(recording), keptAt: 0 })
+    // a single recording larger than the whole budget is not kept (lru-cache would refuse it)
+    this.cache.set(recording.token, { recording, profile: undefined, summary: undefined, figured: undefined, size: recordingSize(recording) })
   }
 
   /** Keeps the profile itself: the caller hands it over and does not change it afterwards. */
   async save (profile: Profile): Promise<void> {
-    this.add(profile.token, { recording: undefined, profile, summary: summarize(profile), figured: undefined, size: Math.max(1, jsonSizeBound(profile)), keptAt: 0 })
-  }
-
-  /** The newest entry; then the oldest leave while a bound is passed. A single entry larger than the whole budget is not kept. */
-  private add (token: string, entry: Entry): void {
-    this.remove(token)
-    if (entry.size > this.maxBytes) return
-    entry.keptAt = this.clock.now()
-    this.entries.set(token, entry)
-    this.bytes += entry.size
-    this.dropExpired(entry.keptAt)
-    if (this.entries.size <= this.maxProfiles && this.bytes <= this.maxBytes) return
-    for (const [oldest, kept] of this.entries) {
-      if (this.entries.size <= this.maxProfiles && this.bytes <= this.maxBytes) break
-      this.entries.delete(oldest)
-      this.bytes -= kept.size
-    }
-  }
-
-  private remove (token: string): void {
-    const entry = this.entries.get(token)
-    if (entry === undefined) return
-    this.entries.delete(token)
-    this.bytes -= entry.size
-  }
-
-  /** Frees the entries kept more than maxAge ago: the oldest first, so it stops at the first younger one. */
-  private dropExpired (now: number): void {
-    for (const [token, entry] of this.entries) {
-      if (now - entry.keptAt <= this.maxAgeMs) break
-      this.entries.delete(token)
-      this.bytes -= entry.size
-    }
+    this.cache.set(profile.token, { recording: undefined, profile, summary: summarize(profile), figured: undefined, size: Math.max(1, jsonSizeBound(profile)) })
   }
 
   /** Older than maxAge by its `time` (its unit's start), as the other storages count it (the TTL counts from the keeping, a little later). */
@@ -123,7 +95,7 @@ export class MemoryProfileStorage implements RecordingKeeper {
   }
 
   async load (token: string): Promise<Profile | undefined> {
-    const entry = this.entries.get(token)
+    const entry = this.cache.peek(token)
     if (entry === undefined || this.expired(entry)) return undefined
     if (entry.recording !== undefined && this.builder !== undefined) return this.builder.profile(entry.recording)
     // a copy, as JSON would give it: a page may annotate what it reads
@@ -138,9 +110,7 @@ export class MemoryProfileStorage implements RecordingKeeper {
     const figures = filter.minStatements !== undefined || filter.nPlusOne === true
     const summaries: ProfileSummary[] = []
     const entries = new Map<ProfileSummary, Entry>()
-    const kept = [...this.entries.values()]
-    for (let i = kept.length - 1; i >= 0; i--) {
-      const entry = kept[i]!
+    for (const entry of this.cache.values()) {
       if (this.expired(entry, now)) continue
       const summary = figures ? this.figuredOf(entry) : entry.summary ?? this.summaryOf(entry)
       if (summary === undefined) continue
@@ -162,8 +132,7 @@ export class MemoryProfileStorage implements RecordingKeeper {
   }
 
   async purge (): Promise<void> {
-    this.entries.clear()
-    this.bytes = 0
+    this.cache.clear()
   }
 
   async close (): Promise<void> {}
