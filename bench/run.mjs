@@ -169,6 +169,8 @@ if (wanted('spans')) {
   redis ??= await startRedis()
   originReport = await originCost(redis.url)
 }
+// in-process, and here rather than when printing: a failure shows before the long soak
+const spanReport = wanted('spans') ? spanCost() : undefined
 let storageReport
 if (wanted('storage')) {
   redis ??= await startRedis()
@@ -231,7 +233,7 @@ for (const r of results) {
 const ioReport = ioSpanCost()
 if (ioReport !== undefined) console.log(`\n${ioReport}`)
 if (floorReport !== undefined) console.log(`\n${floorReport}`)
-if (wanted('spans')) console.log(`\n${spanCost()}`)
+if (spanReport !== undefined) console.log(`\n${spanReport}`)
 if (originReport !== undefined) console.log(`\n${originReport}`)
 if (storageReport !== undefined) console.log(`\n${storageReport}`)
 if (importReport !== undefined) console.log(`\n${importReport}`)
