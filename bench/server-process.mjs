@@ -22,17 +22,21 @@ function hasTaskset () {
   }
 }
 
-/** Pins this process (all its threads) to the load generator's cores. */
-export function pinLoadGenerator () {
-  if (pinning !== undefined) execFileSync('taskset', ['-a', '-cp', pinning.loadGenerator, String(process.pid)], { stdio: 'ignore' })
+/** Pins this process (all its threads) to the load generator's cores; `false`: back to every core (the security bench). */
+export function pinLoadGenerator (pin = true) {
+  if (pinning !== undefined) execFileSync('taskset', ['-a', '-cp', pin ? pinning.loadGenerator : `0-${cores - 1}`, String(process.pid)], { stdio: 'ignore' })
 }
 
-/** Starts `node bench/server.mjs <kind> <options>`; resolves once it prints its port. */
-export async function startServer (kind, options, name) {
+/**
+ * Starts `node bench/server.mjs <kind> <options>`; resolves once it prints its port. `pin`: on
+ * the server's core (the CPU-per-request rows); the security bench's server keeps every core,
+ * its password checks running on libuv's threads beside the main one.
+ */
+export async function startServer (kind, options, name, pin = true) {
   // the OpenTelemetry peer: its SDK and instrumentations set up before anything is loaded
   const execArgv = kind === 'otel' ? ['--import', new URL('./otel-preload.mjs', import.meta.url).href] : []
   const child = fork(new URL('./server.mjs', import.meta.url), [kind, JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'], execArgv })
-  if (pinning !== undefined) execFileSync('taskset', ['-a', '-cp', pinning.server, String(child.pid)], { stdio: 'ignore' })
+  if (pinning !== undefined && pin) execFileSync('taskset', ['-a', '-cp', pinning.server, String(child.pid)], { stdio: 'ignore' })
   const [chunk] = await Promise.race([once(child.stdout, 'data'), once(child, 'exit').then(() => { throw new Error(`${name} did not start`) })])
   return { child, port: Number(String(chunk).trim()) }
 }
