@@ -7,7 +7,9 @@ WORKDIR /app
 # the plugin and the service are one npm workspace: one lockfile, one install
 COPY package.json package-lock.json ./
 COPY service/package.json service/
-RUN npm ci --no-audit --no-fund
+# no install script runs: only devDependencies have one (better-sqlite3 compiles from source, which
+# needs Python), and the image needs neither (test/consumer/lockfile.test.ts holds the rule)
+RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.base.json index.ts ./
 COPY src src
 COPY plugins plugins

@@ -47,7 +47,8 @@ export interface ProfilerOptions {
   /**
    * most share of the main thread spent building and serialising profiles, per second (default
    * 0.05); beyond it, under heavy load, further requests of the second are not profiled rather
-   * than slowing the app. 1: never for it
+   * than slowing the app. The memory storage builds nothing as a unit ends: there it is the
+   * share of units recorded past `keepPerSecond` in a second. 1: never for it (full capture)
    */
   saveBudget?: number
   /** profiles always kept each second, whatever `saveBudget` says (default 200) */

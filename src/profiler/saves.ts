@@ -70,6 +70,8 @@ export class ProfileSaves {
   private windowStart = 0
   private windowSpent = 0
   private windowSaves = 0
+  /** units past `keepPerSecond` in their second (memory storage): every 1 / saveBudget-th is recorded */
+  private pastRate = 0
 
   /** @param build the profile of a recording that ended (synchronous: what the main thread pays, counted against the budget) */
   constructor (
@@ -148,8 +150,30 @@ export class ProfileSaves {
    * token whose profile never exists).
    */
   get saturated (): boolean {
-    // a storage that keeps recordings as they are has no backlog: the budget guards the others'
-    return !this.keeps && this.saturatedWith(this.pendingSaves)
+    return this.keeps ? this.pastKeepRate() : this.saturatedWith(this.pendingSaves)
+  }
+
+  /**
+   * A storage that keeps recordings as they are (memory) has no backlog and builds nothing as a
+   * unit ends: what a recorded unit costs is spent while it runs. So the budget is a share of
+   * units there: past the first `keepPerSecond` of a second, one unit in 1 / `saveBudget` is
+   * recorded (1 in 20 by default), the others cost only the debug mode. A developer's browsing
+   * is all recorded; a load test is sampled; `saveBudget: 1` records every unit.
+   */
+  private pastKeepRate (): boolean {
+    const { saveBudget, keepPerSecond } = this.limits
+    if (saveBudget >= 1) return false
+    const now = performance.now()
+    if (now - this.windowStart >= SAVE_WINDOW_MS) {
+      this.windowStart = now
+      this.windowSaves = 0
+    }
+    if (this.windowSaves < keepPerSecond) {
+      this.windowSaves++
+      return false
+    }
+    this.pastRate++
+    return this.pastRate % Math.max(1, Math.round(1 / saveBudget)) !== 0
   }
 
   private saturatedWith (pendingSaves: number): boolean {

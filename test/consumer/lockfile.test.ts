@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import semver from 'semver'
 import { root } from '../build-once.js'
 
-interface LockedPackage { version?: string, dev?: boolean, engines?: { node?: string } }
+interface LockedPackage { version?: string, dev?: boolean, hasInstallScript?: boolean, engines?: { node?: string } }
 interface Lockfile { packages: Record<string, LockedPackage> }
 
 const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as Lockfile
@@ -31,4 +31,11 @@ t.test('every package CI installs runs on some Node 20 (tools may ask for a late
     .filter(([, info]) => info.engines?.node !== undefined && !semver.intersects(info.engines.node, '^20'))
     .map(([path, info]) => `${path}@${info.version} needs Node ${info.engines!.node}`)
   t.same(refused, [])
+})
+
+t.test('the image installs with --ignore-scripts: no package it ships has an install script (a native addon would need them)', async (t) => {
+  const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8')
+  t.match(dockerfile, /^RUN npm ci [^\n]*--ignore-scripts/m, 'the build stage skips install scripts (better-sqlite3, a devDependency, compiles with Python)')
+  const scripted = locked.filter(([, info]) => info.hasInstallScript === true && info.dev !== true).map(([path]) => path)
+  t.same(scripted, [], 'only devDependencies have install scripts')
 })

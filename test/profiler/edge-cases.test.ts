@@ -79,7 +79,6 @@ t.test('huge and hostile values are cut, never a 500', async (t) => {
 })
 
 t.test('under load beyond the save budget of a storage that writes out of the process, profiles are dropped and counted; requests are unaffected', async (t) => {
-  // the memory storage keeps recordings as they end and builds on read: it has no backlog to guard
   const directory = mkdtempSync(join(tmpdir(), 'kernel-budget-'))
   t.teardown(() => { rmSync(directory, { recursive: true, force: true }) })
   const app = await buildApp({ debug: true, profiler: { storage: 'file', directory, saveBudget: 0.0001, keepPerSecond: 20 } })
@@ -93,6 +92,25 @@ t.test('under load beyond the save budget of a storage that writes out of the pr
   t.ok(stored >= 20, 'the first saves of a window are always kept')
   const search = await page(app, '/_profiler/')
   t.match(search.body, `<span id="dropped">${profilerOf(app).dropped} profiles were not stored`)
+})
+
+t.test('the memory storage under load: past keepPerSecond in a second, one unit in 1 / saveBudget is recorded; the others cost only debug mode', async (t) => {
+  const app = await buildApp({ debug: true, profiler: { saveBudget: 0.25, keepPerSecond: 20 } })
+  t.teardown(() => app.close())
+  const responses = await Promise.all(Array.from({ length: 100 }, (_, i) => app.inject({ url: `/hello/${i}`, headers: { host } })))
+  t.ok(responses.every((res) => res.statusCode === 200), 'every response is whole')
+  await app.kernelProfiler!.settled()
+  const stored = profilerOf(app).storage.size
+  const tokened = responses.filter((res) => /^[0-9a-f]{6}$/.test(String(res.headers['x-debug-token']))).length
+  t.equal(tokened, stored, 'a response has a token when, and only when, its request was recorded')
+  t.equal(stored + profilerOf(app).dropped, 100, 'each request is either recorded or counted')
+  // 20 first, then 1 in 4 of the 80 others (more if the burst spanned a second)
+  t.ok(stored >= 40 && stored < 100, `${stored} recorded, ${profilerOf(app).dropped} not`)
+  const full = await buildApp({ debug: true, profiler: { saveBudget: 1, keepPerSecond: 20 } })
+  t.teardown(() => full.close())
+  await Promise.all(Array.from({ length: 100 }, (_, i) => full.inject({ url: `/hello/${i}`, headers: { host } })))
+  await full.kernelProfiler!.settled()
+  t.equal(profilerOf(full).storage.size, 100, 'saveBudget 1: every unit (full capture)')
 })
 
 t.test('a burst below keepPerSecond is kept whole, whatever the budget (a page loading its assets is no load test)', async (t) => {
