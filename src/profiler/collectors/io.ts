@@ -76,3 +76,11 @@ export function rowClass (call: TimedCall, slowMs = Infinity): string {
   if (call.duration === null) return 'row-running'
   return call.duration >= slowMs ? 'row-warning' : ''
 }
+
+/** A panel's badge counting what the unit did: the failures in red when any, else how many (those dropped past the bound included). */
+export function countBadge (items: ReadonlyArray<{ error?: unknown }>, dropped: number): Badge | undefined {
+  const failed = items.filter((item) => item.error !== undefined).length
+  if (failed > 0) return { text: String(failed), kind: 'error' }
+  const count = items.length + dropped
+  return count > 0 ? { text: String(count), kind: 'info' } : undefined
+}

@@ -5,6 +5,7 @@ import { MAX_EML_BYTES } from '../io/nodemailer.js'
 import type { MailAddress, MimeNodeLike, SentMail } from '../io/nodemailer.js'
 import { PROFILER_PATH } from '../recording.js'
 import { roundMs } from './events.js'
+import { countBadge } from './io.js'
 
 /** One attachment of a message (its name, type and size: its content is in the `.eml` only). */
 export interface MailAttachment {
@@ -334,10 +335,7 @@ export const mailCollector: Collector<MailData> = {
     }
   },
   badge (data): Badge | undefined {
-    const failed = data.messages.filter((mail) => mail.error !== undefined).length
-    if (failed > 0) return { text: String(failed), kind: 'error' }
-    const count = data.messages.length + data.dropped
-    return count > 0 ? { text: String(count), kind: 'info' } : undefined
+    return countBadge(data.messages, data.dropped)
   },
   toolbar (data) {
     if (data === undefined || data.messages.length + data.dropped === 0) return undefined

@@ -4,6 +4,7 @@ import { truncate } from '../../http/redact.js'
 import type { AddedJob, JobLike, ProcessedJob } from '../io/bullmq.js'
 import { PROFILER_PATH } from '../recording.js'
 import { roundMs } from './events.js'
+import { countBadge } from './io.js'
 
 /** One job a unit added to a queue, as stored. */
 export interface QueuedJobRecord {
@@ -215,10 +216,7 @@ export const queueCollector: Collector<QueueData> = {
     }
   },
   badge (data): Badge | undefined {
-    const failed = data.added.filter((job) => job.error !== undefined).length
-    if (failed > 0) return { text: String(failed), kind: 'error' }
-    const count = data.added.length + data.dropped
-    return count > 0 ? { text: String(count), kind: 'info' } : undefined
+    return countBadge(data.added, data.dropped)
   },
   toolbar (data) {
     if (data === undefined || data.added.length + data.dropped === 0) return undefined
