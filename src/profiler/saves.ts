@@ -70,8 +70,10 @@ export class ProfileSaves {
   private windowStart = 0
   private windowSpent = 0
   private windowSaves = 0
-  /** units past `keepPerSecond` in their second (memory storage): every 1 / saveBudget-th is recorded */
+  /** units past `keepPerSecond` in their second (memory storage): every `unitsPerRecorded`-th is recorded */
   private pastRate = 0
+  /** 1 / saveBudget, a whole number: 20 by default */
+  private readonly unitsPerRecorded: number
 
   /** @param build the profile of a recording that ended (synchronous: what the main thread pays, counted against the budget) */
   constructor (
@@ -81,6 +83,7 @@ export class ProfileSaves {
     log: ProfilerLogger
   ) {
     this.maxPendingSaves = MAX_PENDING_SAVES + limits.maxProfiles
+    this.unitsPerRecorded = Math.max(1, Math.round(1 / limits.saveBudget))
     this.keeps = keepsRecordings(storage)
     this.saveFailure = new ThrottledWarning(log, 'fastify-kernel: a profile could not be saved (at most one such warning per 10 s; every failure is counted in dropped)')
   }
@@ -161,28 +164,27 @@ export class ProfileSaves {
    * is all recorded; a load test is sampled; `saveBudget: 1` records every unit.
    */
   private pastKeepRate (): boolean {
-    const { saveBudget, keepPerSecond } = this.limits
-    if (saveBudget >= 1) return false
-    const now = performance.now()
-    if (now - this.windowStart >= SAVE_WINDOW_MS) {
-      this.windowStart = now
-      this.windowSaves = 0
-    }
-    if (this.windowSaves < keepPerSecond) {
+    if (this.limits.saveBudget >= 1) return false
+    this.rollWindow()
+    if (this.windowSaves < this.limits.keepPerSecond) {
       this.windowSaves++
       return false
     }
     this.pastRate++
-    return this.pastRate % Math.max(1, Math.round(1 / saveBudget)) !== 0
+    return this.pastRate % this.unitsPerRecorded !== 0
+  }
+
+  /** A new window (a second) starts its counts at zero once the last one has passed. */
+  private rollWindow (): void {
+    const now = performance.now()
+    if (now - this.windowStart < SAVE_WINDOW_MS) return
+    this.windowStart = now
+    this.windowSpent = 0
+    this.windowSaves = 0
   }
 
   private saturatedWith (pendingSaves: number): boolean {
-    const now = performance.now()
-    if (now - this.windowStart >= SAVE_WINDOW_MS) {
-      this.windowStart = now
-      this.windowSpent = 0
-      this.windowSaves = 0
-    }
+    this.rollWindow()
     const { saveBudget, keepPerSecond } = this.limits
     return pendingSaves >= this.maxPendingSaves || (saveBudget < 1 && this.windowSaves >= keepPerSecond && this.windowSpent >= saveBudget * SAVE_WINDOW_MS)
   }
