@@ -42,7 +42,7 @@ import { resolveRequestUri, routingFailure } from '../src/routing/router.js'
 import { HttpException, NotFoundHttpException } from '../src/errors/exceptions.js'
 import { errorCodes } from '../src/errors/codes.js'
 import { kKernelNotFound } from '../src/symbols.js'
-import { applyKernelResponse, sendKernelResponse } from './kernel-response.js'
+import { applyKernelResponse, replyStatusOf, sendKernelResponse } from './kernel-response.js'
 import { adoptErrorHandler, installErrorHandler } from './error-handler.js'
 
 /**
@@ -280,6 +280,7 @@ function answerDeferred (request: FastifyRequest, reply: FastifyReply, deferred:
 function exceptionBody (error: unknown, request: FastifyRequest, reply: FastifyReply): string | Buffer | Promise<string | Buffer> {
   const context = request.kernel ?? (request.kernel = new KernelContext())
   context.exception = error
+  context.replyStatus = replyStatusOf(reply)
   const event = new ExceptionEvent(request, reply, context, error)
   let dispatched: void | Promise<void>
   try {

@@ -1,7 +1,7 @@
 import type { ErrorFormat } from '../http/negotiate.js'
 import { rawUrlEncode } from '../http/encoding.js'
 import type { FlatException } from './flatten.js'
-import { flattenChain } from './flatten.js'
+import { flattenChain, withReplyStatus } from './flatten.js'
 import { traceView } from './trace-view.js'
 
 /** A format an app or a route may impose on its error responses. */
@@ -25,6 +25,8 @@ export interface ErrorPageInput {
   jsonErrors?: JsonErrors
   /** Fastify's shape: a production 5xx keeps the error's own message, as bare Fastify's (the `exposeServerErrors` option) */
   exposeServerErrors?: boolean
+  /** the 4xx/5xx status the app set on the reply before the error: an error without its own answers with it, as in bare Fastify */
+  replyStatus?: number
   request: RequestSummary
   /** the profile of this request, when the profiler is on */
   profile?: { token: string, link: string }
@@ -55,7 +57,7 @@ const MAX_DEBUG_HEADER_MESSAGE = 2000
  * response. Debug answers tell everything; production answers tell the status and nothing else.
  */
 export function planErrorResponse (input: ErrorPageInput): ErrorResponsePlan {
-  const chain = input.chain ?? flattenChain(input.error, input.debug)
+  const chain = withReplyStatus(input.chain ?? flattenChain(input.error, input.debug), input.replyStatus)
   const outer = chain[0]
   // copied by assignment: a spread of these objects (of many shapes) costs a 405 page several µs
   const headers: Record<string, string> = Object.assign({}, outer.headers)
