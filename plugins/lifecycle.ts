@@ -44,6 +44,7 @@ import { errorCodes } from '../src/errors/codes.js'
 import { kKernelNotFound } from '../src/symbols.js'
 import { applyKernelResponse, replyStatusOf, sendKernelResponse } from './kernel-response.js'
 import { adoptErrorHandler, installErrorHandler } from './error-handler.js'
+import { installNotFoundHandler } from './not-found-handler.js'
 
 /**
  * Installs the lifecycle's hooks on the app (the route-level ones, `kernelRequestAnswer` and
@@ -55,7 +56,7 @@ export function installLifecycle (app: FastifyInstance, kernel: Kernel): void {
   if (kernel.options.notFoundHandler) {
     // Fastify gives the not-found handler's own hooks to its context, as to a route's
     const notFoundOptions = { config: { [kKernelNotFound]: true }, onRequest: [kernelRequestAnswer], preParsing: [kernelMissBody] }
-    app.setNotFoundHandler(notFoundOptions as never, kernelNotFound)
+    installNotFoundHandler(app, notFoundOptions, kernelNotFound)
   }
   installErrorHandler(app, kernelException)
   app.addHook('onError', kernelRecordError)
