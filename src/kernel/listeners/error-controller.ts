@@ -54,7 +54,7 @@ export interface ErrorControllerOptions {
   formatOfPath?: (path: string) => ErrorPageFormat | undefined
   /** the body of JSON errors (the `jsonErrors` option) */
   jsonErrors?: JsonErrors
-  /** Fastify's shape: production 5xx keep their own message (the `exposeServerErrors` option) */
+  /** Fastify's shape: every error keeps its own message, as bare Fastify's, a production 5xx's included (the `exposeServerErrors` option) */
   exposeServerErrors?: boolean
 }
 
