@@ -11,7 +11,7 @@ import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace
 import { currentSpans } from './spans.js'
 import type { SpanList } from './spans.js'
 // the panels' data types (`profile.collected.db`…) for an app that imports this subpath alone
-export type {} from '../augmentations.js'
+export type {} from './augmentations.js'
 
 /**
  * Tracers whose spans the profile has already: instrumentations of libraries whose own

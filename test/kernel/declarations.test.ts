@@ -1,9 +1,12 @@
 /**
- * What an installed app's compiler sees: from the compiled package entry (and the subpaths that
- * hand out profiles), `CollectedData` has every built-in panel's member (`db`, `http_client`,
- * `cache`…) and `KernelState` every feature's slot, the same as in the package's own sources.
- * Each is declared where its panel or feature is written: a module that declares one and is not
- * loaded by `src/augmentations.ts` (a new panel, a collector moved) fails here.
+ * What an installed app's compiler sees: from the compiled package entry, `CollectedData` has
+ * every built-in panel's member (`db`, `http_client`, `cache`…) and `KernelState` every feature's
+ * slot, the same as in the package's own sources; from the subpaths that hand out profiles
+ * (`fastify-kernel/testing`, `/opentelemetry`) alone, every member the profiler and the kernel
+ * declare (the session, security and locale features' come with the entry). Each is declared
+ * where its panel or feature is written: a module that declares one and is not loaded by
+ * `src/augmentations.ts` or `src/profiler/augmentations.ts` (a new panel, a collector moved)
+ * fails here.
  */
 import t from 'tap'
 import { join } from 'node:path'
@@ -32,7 +35,11 @@ const built = { collector: 'dist/src/kernel/collector.d.ts', context: 'dist/src/
 const sources = { collector: 'src/kernel/collector.ts', context: 'src/kernel/context.ts' }
 // the package's own compilation: every file of it (tsconfig.json's include)
 const config = ts.getParsedCommandLineOfConfigFile(join(root, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined })!
-const everything = members(config.fileNames.map((file) => file.slice(root.length + 1)), sources)
+const packageFiles = config.fileNames.map((file) => file.slice(root.length + 1))
+const everything = members(packageFiles, sources)
+// the profiler's and the kernel's own: every source below the features (which the profiler may not import), the lists apart
+const FEATURES = /^src\/(session|security|locale)\/|^src\/augmentations\.ts$|^src\/profiler\/augmentations\.ts$|^(plugins|cli)\/|^index\.ts$/
+const profilers = members(packageFiles.filter((file) => !FEATURES.test(file)), sources)
 
 t.test('the package\'s sources declare the panels and slots the docs name', async (t) => {
   for (const panel of ['db', 'http_client', 'cache', 'exception', 'request', 'logs', 'routing', 'events', 'time', 'templates', 'queue', 'mail', 'session', 'security', 'locale']) {
@@ -47,10 +54,17 @@ t.test('a declaration only counts once its module is loaded: the interfaces alon
   t.same(bare.KernelState, ['stopwatch'], 'only the slot of a module the context itself imports')
 })
 
-for (const entry of ['dist/index.d.ts', 'dist/src/profiler/storage/contract.d.ts', 'dist/src/profiler/opentelemetry.d.ts']) {
-  t.test(`${entry}: every built-in panel's data and state slot is typed`, async (t) => {
+t.test('dist/index.d.ts: every built-in panel\'s data and state slot is typed', async (t) => {
+  const seen = members(['dist/index.d.ts', built.collector, built.context], built)
+  t.same(seen.CollectedData, everything.CollectedData, 'CollectedData: as in the sources')
+  t.same(seen.KernelState, everything.KernelState, 'KernelState: as in the sources')
+})
+
+for (const entry of ['dist/src/profiler/storage/contract.d.ts', 'dist/src/profiler/opentelemetry.d.ts']) {
+  t.test(`${entry}: every panel and slot of the profiler and the kernel is typed`, async (t) => {
+    for (const panel of ['db', 'http_client', 'cache', 'exception', 'request', 'time']) t.ok(profilers.CollectedData.includes(panel), `the profiler declares ${panel}`)
     const seen = members([entry, built.collector, built.context], built)
-    t.same(seen.CollectedData, everything.CollectedData, 'CollectedData: as in the sources')
-    t.same(seen.KernelState, everything.KernelState, 'KernelState: as in the sources')
+    t.same(seen.CollectedData, profilers.CollectedData, 'CollectedData: as the profiler\'s and the kernel\'s sources declare it')
+    t.same(seen.KernelState, profilers.KernelState, 'KernelState: as the profiler\'s and the kernel\'s sources declare it')
   })
 }
