@@ -44,6 +44,8 @@ export type {
   StageEventMap
 } from './src/kernel/events.js'
 export type { RouteDefinition } from './src/routing/route-table.js'
+// every built-in panel's data (`profile.collected.db`…) and state slot, typed: declarations only, nothing loaded at run time
+export type {} from './src/augmentations.js'
 // data collectors: a profiler panel and its toolbar item (docs/profiler.md)
 export type { Collector, CollectedData, FinishedRequest, Badge } from './src/kernel/collector.js'
 export type { ProfilerOptions } from './src/profiler/options.js'

@@ -62,12 +62,12 @@ const servers = [
   // the floor of the profiler's request tracking: bare Fastify, each request in an AsyncLocalStorage
   // (its matched row first: a fixed rate alone is too few requests to warm the JIT)
   { name: 'bare Fastify + AsyncLocalStorage', kind: 'als', options: {}, scenarios: ['matched', 'matched at a fixed rate', 'io at a fixed rate'] },
-  // the peer a user would pick instead (issue 28): OpenTelemetry's SDK, instrumentation-http and
+  // the peer a user would pick instead: OpenTelemetry's SDK, instrumentation-http and
   // @fastify/otel, every span exported (bench/otel-preload.mjs)
   { name: 'OpenTelemetry peer', kind: 'otel', options: {}, scenarios: ['matched', 'not found'] },
   { name: 'kernel prod', kind: 'kernel', options: { debug: false }, scenarios: ['matched', 'not found', 'wrong method', 'matched at a fixed rate', 'io at a fixed rate'] },
   { name: 'kernel debug', kind: 'kernel', options: { debug: true, profiler: false }, scenarios: ['matched', 'not found', 'wrong method'] },
-  // every request profiled and stored (count stored = count served): issue 20's bound
+  // every request profiled and stored (count stored = count served): the memory bound
   { name: 'full capture (memory)', kind: 'kernel', options: FULL, scenarios: ['matched', 'not found', 'matched at a fixed rate', 'io at a fixed rate'], needsProfiler: true },
   // the same without the spans' origins (profiler.origins: false): what capturing where each call was made costs
   // (its matched row first, as for the AsyncLocalStorage row: a fixed rate alone does not warm the JIT)
@@ -186,7 +186,7 @@ const soakReport = soak > 0 && wanted('soak') ? await soakFullCapture(soak) : un
 const securityReport = wanted('security') ? await securityBench(duration) : undefined
 
 /**
- * Full capture under sustained load (issue 20's memory bound): the memory storage at its default
+ * Full capture under sustained load (the memory bound): the memory storage at its default
  * bounds, the matched route for `seconds`; RSS before the load, once the storage holds its
  * `maxProfiles` (from then on every new profile evicts the oldest), and at the end.
  */
@@ -265,7 +265,7 @@ function ioSpanCost () {
     ? []
     : [`- of which the spans' origins (a stack captured per span, resolved when the profile is built): ${((withOrigins - withoutOrigins) / IO_SPANS).toFixed(2)} µs per span = (the I/O route with origins, ${withOrigins.toFixed(1)} µs, less without, profiler.origins: false, ${withoutOrigins.toFixed(1)} µs) ÷ ${IO_SPANS}`]
   return [
-    `Cost per recorded span (I/O route: 10 Redis commands and one fetch, ${IO_SPANS} spans; both routes at ${ioRate} req/s on every server), µs of server CPU (target ≤ 1 µs, issue 20):`,
+    `Cost per recorded span (I/O route: 10 Redis commands and one fetch, ${IO_SPANS} spans; both routes at ${ioRate} req/s on every server), µs of server CPU (target ≤ 1 µs):`,
     `- the profiler at full capture: ${perSpan.toFixed(2)} µs per span = (what the I/O route costs beyond the matched route with every request profiled, ${profiled.toFixed(1)} µs, less the same in production, ${production.toFixed(1)} µs) ÷ ${IO_SPANS}`,
     `- its floor, no kernel: ${floor.toFixed(2)} µs per call = (bare Fastify with each request in an AsyncLocalStorage, ${tracked.toFixed(1)} µs, less bare Fastify, ${bare.toFixed(1)} µs) ÷ ${IO_SPANS}: Node ${process.versions.node}'s promise hooks on the calls' promises`,
     `- the kernel's own part: ${(perSpan - floor).toFixed(2)} µs per span`,

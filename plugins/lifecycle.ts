@@ -42,8 +42,9 @@ import { resolveRequestUri, routingFailure } from '../src/routing/router.js'
 import { HttpException, NotFoundHttpException } from '../src/errors/exceptions.js'
 import { errorCodes } from '../src/errors/codes.js'
 import { kKernelNotFound } from '../src/symbols.js'
-import { applyKernelResponse, sendKernelResponse } from './kernel-response.js'
+import { applyKernelResponse, replyStatusOf, sendKernelResponse } from './kernel-response.js'
 import { adoptErrorHandler, installErrorHandler } from './error-handler.js'
+import { installNotFoundHandler } from './not-found-handler.js'
 
 /**
  * Installs the lifecycle's hooks on the app (the route-level ones, `kernelRequestAnswer` and
@@ -55,7 +56,7 @@ export function installLifecycle (app: FastifyInstance, kernel: Kernel): void {
   if (kernel.options.notFoundHandler) {
     // Fastify gives the not-found handler's own hooks to its context, as to a route's
     const notFoundOptions = { config: { [kKernelNotFound]: true }, onRequest: [kernelRequestAnswer], preParsing: [kernelMissBody] }
-    app.setNotFoundHandler(notFoundOptions as never, kernelNotFound)
+    installNotFoundHandler(app, notFoundOptions, kernelNotFound)
   }
   installErrorHandler(app, kernelException)
   app.addHook('onError', kernelRecordError)
@@ -280,6 +281,7 @@ function answerDeferred (request: FastifyRequest, reply: FastifyReply, deferred:
 function exceptionBody (error: unknown, request: FastifyRequest, reply: FastifyReply): string | Buffer | Promise<string | Buffer> {
   const context = request.kernel ?? (request.kernel = new KernelContext())
   context.exception = error
+  context.replyStatus = replyStatusOf(reply)
   const event = new ExceptionEvent(request, reply, context, error)
   let dispatched: void | Promise<void>
   try {

@@ -8,7 +8,7 @@ import { TRACE_PARTIALS, createTemplateRenderer, KNOWN_HELPERS } from './views.j
 import { routerOptionsOf } from './router-options.js'
 import { kKernelInternalRoute, kProfilerRoute } from '../src/symbols.js'
 import { AccessDeniedHttpException, NotFoundHttpException, ServiceUnavailableHttpException } from '../src/errors/exceptions.js'
-import { permanentRedirect, redirectLocation } from '../src/routing/redirect.js'
+import { permanentRedirect, redirectLocation, redirectResponse } from '../src/routing/redirect.js'
 import { errorCodes } from '../src/errors/codes.js'
 import { reported } from '../src/errors/reported.js'
 import { OutageLog } from '../src/log/outage-log.js'
@@ -45,6 +45,8 @@ import type { Clock } from '../src/clock.js'
 import type { PageModel } from '../src/profiler/pages/pages.js'
 import { explainPage, lastQueryValue, neighboursOf, noProfilesPage, parseFilter, profilePage, searchPage, tokenNotFoundPage } from '../src/profiler/pages/pages.js'
 import { isSameOrigin } from '../src/profiler/pages/same-origin.js'
+import { symfonySearchLocation } from '../src/profiler/pages/symfony-search.js'
+import { sendKernelResponse } from './kernel-response.js'
 import { ExplainRefusal, explain } from '../src/profiler/io/explain.js'
 import { PROFILER_SCRIPT, readProfilerScript } from '../src/profiler/pages/script.js'
 
@@ -208,6 +210,13 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, pr
     const { filter, form, problems } = parseFilter(request.query)
     return page(reply, { ...searchPage(await read(storage.find(filter)), form, storage.size, profiler.dropped, problems), capture: captureView(request) })
   })
+
+  // Symfony's search bar and results URLs: the search page above, with their query (a 302, as Symfony's)
+  for (const [path, name] of [['search', '_profiler_search_redirect'], [':token/search/results', '_profiler_search_results']]) {
+    app.get(`${PROFILER_PATH}/${path}`, config(name), async function profilerSymfonySearch (request, reply) {
+      return sendKernelResponse(reply, redirectResponse(symfonySearchLocation(request.query, path === 'search'), 302))
+    })
+  }
 
   app.get(`${PROFILER_PATH}/latest`, config('_profiler_latest'), async function profilerLatest (request, reply) {
     // the page just viewed, not the icon or the stylesheet the browser asked for after it

@@ -21,7 +21,7 @@ export function summaryOf (kernel: Kernel, recording: Recording): ProfileSummary
         token: recording.token,
         method: request.method,
         url: truncate(kernel.redactor.url(context.requestUrl(request.url)), MAX_URL),
-        statusCode: request.response !== null ? request.response.statusCode : context.exception !== undefined && context.exception !== null ? statusOf(context.exception) : 0,
+        statusCode: request.response !== null ? request.response.statusCode : context.exception !== undefined && context.exception !== null ? statusOf(context.exception, context.replyStatus) : 0,
         ip: request.ip,
         time: context.startedAtEpoch,
         duration

@@ -10,6 +10,8 @@ import type { Attributes, Context } from '@opentelemetry/api'
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { currentSpans } from './spans.js'
 import type { SpanList } from './spans.js'
+// the panels' data types (`profile.collected.db`…) for an app that imports this subpath alone
+export type {} from './augmentations.js'
 
 /**
  * Tracers whose spans the profile has already: instrumentations of libraries whose own

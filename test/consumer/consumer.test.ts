@@ -27,19 +27,35 @@ function packagesOf (node: NpmTree | undefined, found = new Set<string>()): Set<
   return found
 }
 
+// packing, installing from the registry and three compilations (the app, the docs' snippets, the session types): two minutes or more on a loaded machine
+t.setTimeout(300_000)
 const fixture = resolve(import.meta.dirname, 'fixture')
 const work = mkdtempSync(join(tmpdir(), 'kernel-consumer-'))
 t.teardown(() => rmSync(work, { recursive: true, force: true }))
 const run = (command: string, args: string[], cwd: string): string =>
   execFileSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_update_notifier: 'false' } })
 
-/** The first ```ts block under a heading of a doc: the README's plugin snippet, the getting started's fuller app. */
-function snippet (file: string, heading: string): string {
-  const text = readFileSync(join(root, file), 'utf8')
-  const section = text.slice(text.indexOf(heading))
-  const match = /```ts\n([\s\S]*?)```/.exec(section)
-  if (!text.includes(heading) || match === null) throw new Error(`${file}: no ts snippet under "${heading}"`)
-  return match[1]
+/** What a test snippet refers to without defining it: tap's `t`, as much of it as the README's example uses. */
+const TEST_OBJECT = 'declare const t: { ok: (value: unknown, message?: string) => void, equal: (actual: unknown, expected: unknown, message?: string) => void }'
+
+/**
+ * Every ```ts block of a doc as a source file of the app, the first one that builds an app under
+ * `name`, verbatim; a fragment that uses the app (or a test's `t`) without defining them gets
+ * the import of that app (or the declaration of `t`) above it, as the file it would live in has.
+ */
+function snippetFiles (file: string, name: string): Array<{ path: string, source: string }> {
+  const blocks = [...readFileSync(join(root, file), 'utf8').matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1])
+  const program = blocks.findIndex((block) => /^export const app\b/m.test(block))
+  if (program === -1) throw new Error(`${file}: no snippet builds an app`)
+  return blocks.map((block, index) => {
+    if (index === program) return { path: `${name}.ts`, source: `// ${file}'s app, verbatim\n${block}` }
+    const preamble = [`// ${file}'s snippet ${index + 1}, verbatim (but for an OpenTelemetry import) below what it refers to`]
+    if (/\bapp\./.test(block) && !/\b(const|let|var) app\b/.test(block)) preamble.push(`import { app } from './${name}.js'`)
+    if (/^\s*t\.\w+\(/m.test(block)) preamble.push(TEST_OBJECT)
+    // the OpenTelemetry subpath needs the app's own OpenTelemetry (an optional peer), which this app does not install
+    const source = block.split('\n').filter((line) => !line.includes("from 'fastify-kernel/opentelemetry'")).join('\n')
+    return { path: `${name}-${index + 1}.ts`, source: `${preamble.join('\n')}\nexport {}\n${source}` }
+  })
 }
 
 buildOnce()
@@ -47,8 +63,12 @@ run('npm', ['pack', '--ignore-scripts', '--pack-destination', work, '--silent'],
 const tarball = join(work, readdirSync(work).find((f) => f.endsWith('.tgz'))!)
 const app = join(work, 'app')
 cpSync(fixture, app, { recursive: true, filter: (source) => !source.includes('node_modules') && !source.includes('/dist') })
-writeFileSync(join(app, 'src', 'readme-snippet.ts'), '// the README\'s plugin snippet, verbatim\n' + snippet('README.md', '## Use it in your app'))
-writeFileSync(join(app, 'src', 'getting-started-snippet.ts'), '// docs/getting-started.md\'s fuller app, verbatim\n' + snippet('docs/getting-started.md', '## A fuller app'))
+// every TypeScript snippet of the README and the getting started page, compiled in a program of their
+// own (snippets/: what one imports, `fastify-kernel/session`'s typings, must not reach the app's type checks);
+// the two apps also in the app's src/, where the tests below run them
+const snippetSources = [...snippetFiles('README.md', 'readme-snippet'), ...snippetFiles('docs/getting-started.md', 'getting-started-snippet')]
+for (const { path, source } of snippetSources) writeFileSync(join(app, 'snippets', path), source)
+for (const name of ['readme-snippet.ts', 'getting-started-snippet.ts']) cpSync(join(app, 'snippets', name), join(app, 'src', name))
 run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--no-save', tarball], app)
 
 t.test('the package: a plugin with fastify as a peer, no service, a licence, links that resolve', async (t) => {
@@ -101,21 +121,21 @@ t.test('the package: a plugin with fastify as a peer, no service, a licence, lin
 
 t.test('the app compiles under strict with skipLibCheck off; typos are type errors', async (t) => {
   const tsc = join(root, 'node_modules/typescript/bin/tsc')
-  let output = ''
-  try {
-    output = run(process.execPath, [tsc, '-p', app], app)
-  } catch (error) {
-    output = String((error as { stdout?: string }).stdout ?? error)
+  /** What tsc reports for one of the app's projects: nothing when it compiles. */
+  const compile = (project: string): string => {
+    try {
+      return run(process.execPath, [tsc, '-p', project], app).trim()
+    } catch (error) {
+      return String((error as { stdout?: string }).stdout ?? error).trim()
+    }
   }
-  t.equal(output.trim(), '', 'tsc reports nothing (an unused @ts-expect-error would be reported too)')
+  t.equal(compile(app), '', 'tsc reports nothing (an unused @ts-expect-error would be reported too)')
   t.ok(existsSync(join(app, 'dist/app.js')))
-  let sessionOutput = ''
-  try {
-    sessionOutput = run(process.execPath, [tsc, '-p', join(app, 'session-types')], app)
-  } catch (error) {
-    sessionOutput = String((error as { stdout?: string }).stdout ?? error)
-  }
-  t.equal(sessionOutput.trim(), '', "with `import type {} from 'fastify-kernel/session'`, flash and CSRF tokens are typed")
+  // the README's and the getting started page's snippets, its test example among them: the panels' data is typed from the entry
+  t.ok(snippetSources.length >= 5, `${snippetSources.length} snippets: ${snippetSources.map((file) => file.path).join(', ')}`)
+  t.ok(snippetSources.some((file) => file.source.includes('profile.collected.db!.statements')), 'the README\'s test example is one')
+  t.equal(compile(join(app, 'snippets')), '', 'the docs\' snippets compile against the installed package')
+  t.equal(compile(join(app, 'session-types')), '', "with `import type {} from 'fastify-kernel/session'`, flash and CSRF tokens are typed")
 })
 
 t.test('fastify-kernel/testing: the app holds its own storage to the contract, then the kernel stores its profiles there', async (t) => {

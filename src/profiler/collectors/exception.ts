@@ -1,7 +1,7 @@
 import type { Collector } from '../../kernel/collector.js'
 import type { FlatException } from '../../errors/flatten.js'
 import type { SourceExcerpts } from '../../errors/source-excerpt.js'
-import { flattenChain } from '../../errors/flatten.js'
+import { flattenChain, withReplyStatus } from '../../errors/flatten.js'
 import { traceView } from '../../errors/trace-view.js'
 import { truncate } from '../../http/redact.js'
 import { PROFILER_PATH } from '../recording.js'
@@ -37,7 +37,7 @@ export function exceptionCollector (sources: SourceExcerpts | undefined): Collec
     collect ({ context }) {
       const error = context.exception
       if (error === undefined || error === null) return []
-      const chain = sources === undefined ? flattenChain(error, true) : sources.chain(error)
+      const chain = withReplyStatus(sources === undefined ? flattenChain(error, true) : sources.chain(error), context.replyStatus)
       return chain.map((exception) => ({ ...exception, message: truncate(exception.message, 16384), trace: exception.trace.slice(0, MAX_FRAMES) }))
     },
     preferred (chain) {
