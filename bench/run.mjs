@@ -2,7 +2,7 @@
 // Each server runs in its own process; autocannon runs here. Prints req/s and p99 as ratios to
 // bare Fastify measured in the same run, and the server's CPU per request (all its threads).
 // BENCH_DURATION (seconds, default 10), BENCH_CONNECTIONS (50), BENCH_ONLY (comma-separated row
-// names: bare, node:http, the servers' names, import, spans, storage, soak, security), BENCH_NODES
+// names: bare, page, node:http, the servers' names, import, spans, storage, soak, security), BENCH_NODES
 // (the Node lines every server runs on, default `24,20`: bench/node-lines.mjs; the bench itself
 // runs on the first).
 // Rows: node:http (the floor of any framework), the OpenTelemetry peer (SDK, instrumentation-http,
@@ -70,6 +70,8 @@ const FULL = { debug: true, profiler: { storage: 'memory', saveBudget: 1 } }
 const servers = [
   { name: 'node:http', kind: 'http', options: {}, scenarios: ['matched', 'not found'] },
   { name: 'bare Fastify', kind: 'bare', options: {}, scenarios: ['matched', 'not found', 'wrong method', 'matched at a fixed rate', 'io at a fixed rate'] },
+  // the floor of the kernel's exact 404: Fastify's own not-found handler sending the kernel's production page
+  { name: 'bare Fastify + the kernel\'s 404 page', kind: 'page', options: {}, scenarios: ['not found'] },
   // the floor of the profiler's request tracking: bare Fastify, each request in an AsyncLocalStorage
   // (its matched row first: a fixed rate alone is too few requests to warm the JIT)
   { name: 'bare Fastify + AsyncLocalStorage', kind: 'als', options: {}, scenarios: ['matched', 'matched at a fixed rate', 'io at a fixed rate'] },
@@ -144,7 +146,7 @@ const results = []
 // each server on each line in turn, so that both lines meet the machine as it is at that moment
 const runs = servers.flatMap((server) => nodeLines.map((node) => ({ server, node })))
 for (const { server, node } of runs) {
-  if (!wanted(server.kind === 'bare' ? 'bare' : server.name)) continue
+  if (!wanted(server.kind === 'bare' || server.kind === 'page' ? server.kind : server.name)) continue
   let started
   try {
     if (server.redis) {
