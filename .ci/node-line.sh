@@ -28,17 +28,22 @@ export PATH="$dir/bin:$PATH"
 export npm_config_nodedir=$dir
 
 addon=$root/node_modules/better-sqlite3/build/Release/better_sqlite3.node
-if [ -f "$addon" ]; then
+# (before the repository's own npm ci there is nothing to build: npm ci builds it for this line)
+if [ -f "$root/node_modules/better-sqlite3/package.json" ]; then
   abi=$(node -p process.versions.modules)
   cached=$root/.ci/node/addons/$abi/better_sqlite3.node
+  # a new file renamed into place: a process that has the old one loaded keeps its own
+  place () { mkdir -p "$(dirname "$2")"; cp "$1" "$2.$$" && mv -f "$2.$$" "$2"; }
   loads () { node -e "new (require('$root/node_modules/better-sqlite3'))(':memory:').close()" >/dev/null 2>&1; }
   if ! loads; then
-    saved=$(mktemp)
-    cp "$addon" "$saved"
-    # the add-on of the Node that ran before, back in place whatever happens to the command
-    trap 'cp "$saved" "$addon"; rm -f "$saved"' EXIT
+    if [ -f "$addon" ]; then
+      saved=$(mktemp)
+      cp "$addon" "$saved"
+      # the add-on of the Node that ran before, back in place whatever happens to the command
+      trap 'place "$saved" "$addon"; rm -f "$saved"' EXIT
+    fi
     if [ -f "$cached" ]; then
-      cp "$cached" "$addon"
+      place "$cached" "$addon"
     else
       echo "building better-sqlite3 for Node $(node -v) (ABI $abi)…" >&2
       start=$SECONDS
@@ -47,8 +52,7 @@ if [ -f "$addon" ]; then
       echo "built in $((SECONDS - start)) s" >&2
     fi
     loads || { echo "better-sqlite3 does not load on Node $(node -v)" >&2; exit 1; }
-    mkdir -p "$(dirname "$cached")"
-    cp "$addon" "$cached"
+    place "$addon" "$cached"
   fi
 fi
 
