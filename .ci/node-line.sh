@@ -33,7 +33,7 @@ if [ -f "$root/node_modules/better-sqlite3/package.json" ]; then
   abi=$(node -p process.versions.modules)
   cached=$root/.ci/node/addons/$abi/better_sqlite3.node
   # a new file renamed into place: a process that has the old one loaded keeps its own
-  place () { mkdir -p "$(dirname "$2")"; cp "$1" "$2.$$" && mv -f "$2.$$" "$2"; }
+  place () { mkdir -p "$(dirname "$2")"; install -m 755 "$1" "$2.$$" && mv -f "$2.$$" "$2"; }
   loads () { node -e "new (require('$root/node_modules/better-sqlite3'))(':memory:').close()" >/dev/null 2>&1; }
   if ! loads; then
     if [ -f "$addon" ]; then
