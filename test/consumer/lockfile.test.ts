@@ -24,7 +24,7 @@ const needs = (path: string, info: LockedPackage): string => `${path}@${info.ver
 const lines = Object.keys(read<{ dependencies: Record<string, string> }>('.ci/node/package.json').dependencies)
   .map((alias) => Number(/^node-(\d+)$/.exec(alias)?.[1])).sort((a, b) => a - b)
 /** The lines `.ci/run` runs the whole suite on (the others: a part of it). */
-const wholeSuite = [...readFileSync(join(root, '.ci/run'), 'utf8').matchAll(/^whole (\d+)\b/gm)].map(([, major]) => Number(major))
+const wholeSuite = [...readFileSync(join(root, '.ci/run'), 'utf8').matchAll(/^\s*whole (\d+)\b/gm)].map(([, major]) => Number(major))
 
 /** The oldest version of `major` a range allows (undefined: none). */
 function oldestOf (range: string, major: number): string | undefined {
