@@ -7,7 +7,7 @@
  */
 import t from 'tap'
 import type { FastifyInstance, InjectOptions } from 'fastify'
-import { createKernelApp, Stage } from '../../index.js'
+import { createKernelApp, Priority, Stage } from '../../index.js'
 import type { KernelOptions } from '../../index.js'
 
 const HOST = 'example.test'
@@ -134,4 +134,22 @@ t.test('kernel.request keeps its hook where its work needs one', async (t) => {
   t.teardown(() => app.close())
   t.match(app.printRoutes({ includeHooks: true }), 'kernelRequest()')
   t.same((await app.inject({ url: '/early', headers: { host: HOST } })).json(), { route: 'get_early' })
+})
+
+t.test('a first kernel.request listener added after an encapsulated plugin\'s routes still runs for them', async (t) => {
+  const seen: string[] = []
+  const app = await createKernelApp({ kernel: { debug: false } })
+  t.teardown(() => app.close())
+  await app.register(async (child) => {
+    child.get('/child', async (request) => ({ route: request.kernel.attributes._route }))
+  }, { prefix: '/api' })
+  // the plugin's scope was made before kernel.request had its onRequest hook
+  // before the router's: it runs for a miss too (the router's miss ends the stage)
+  app.kernel.on(Stage.REQUEST, (event) => { seen.push(event.request.url) }, { priority: Priority.ROUTER + 1 })
+  app.get('/root', async () => 'root')
+  await app.ready()
+  t.same((await app.inject({ url: '/api/child', headers: { host: HOST } })).json(), { route: 'get_api_child' })
+  await app.inject({ url: '/root', headers: { host: HOST } })
+  await app.inject({ url: '/api/nope', headers: { host: HOST } })
+  t.same(seen, ['/api/child', '/root', '/api/nope'], 'kernel.request ran once for each, the route in the plugin included')
 })
