@@ -39,8 +39,9 @@ if [ -f "$root/node_modules/better-sqlite3/package.json" ]; then
     if [ -f "$addon" ]; then
       saved=$(mktemp)
       cp "$addon" "$saved"
-      # the add-on of the Node that ran before, back in place whatever happens to the command
-      trap 'place "$saved" "$addon"; rm -f "$saved"' EXIT
+      # the add-on of the Node that ran before, back in place whatever happens to the command,
+      # unless the command put one of its own there (an npm ci or npm rebuild)
+      trap 'if [ "$(stat -c %i "$addon" 2>/dev/null)" = "${placed:-}" ]; then place "$saved" "$addon"; fi; rm -f "$saved"' EXIT
     fi
     if [ -f "$cached" ]; then
       place "$cached" "$addon"
@@ -53,6 +54,7 @@ if [ -f "$root/node_modules/better-sqlite3/package.json" ]; then
     fi
     loads || { echo "better-sqlite3 does not load on Node $(node -v)" >&2; exit 1; }
     place "$addon" "$cached"
+    placed=$(stat -c %i "$addon")
   fi
 fi
 
