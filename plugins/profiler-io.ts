@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify'
 import type { Kernel } from '../src/kernel/kernel.js'
 import type { ResolvedProfilerOptions } from '../src/profiler/options.js'
-import { ioChannels } from '../src/profiler/io/index.js'
-import { httpClientCollector } from '../src/profiler/collectors/http-client.js'
-import { dbCollector } from '../src/profiler/collectors/db.js'
-import { cacheCollector } from '../src/profiler/collectors/cache.js'
+import { ioChannels } from '../src/profiler/panels/index.js'
+import { httpClientCollector } from '../src/profiler/panels/http-client/collector.js'
+import { dbCollector } from '../src/profiler/panels/db/collector.js'
+import { cacheCollector } from '../src/profiler/panels/cache/collector.js'
 
 /**
  * The panels of what a request calls outside the process: HTTP Client, Database, Cache. Their

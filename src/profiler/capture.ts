@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import { ARM_COOKIE } from './cpu/arming.js'
+import { ARM_COOKIE } from './panels/cpu/arming.js'
 
 /**
  * Which units of work the profiler records (the `capture` option, Clockwork's and

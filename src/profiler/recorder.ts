@@ -6,7 +6,7 @@ import type { CapturedLogs } from './log-capture.js'
 import { settleLogCalls } from './log-capture.js'
 import { SpanList } from './spans.js'
 import type { OriginResolver } from './origin.js'
-import { heapUsed } from './collectors/time.js'
+import { heapUsed } from './panels/time/collector.js'
 import type { ProfileSaves } from './saves.js'
 import type { ProfilerLogger } from './saves.js'
 

@@ -17,8 +17,8 @@ import { profileLink, recordingOf } from './recording.js'
 import { REQUEST_KIND } from './unit.js'
 import { asksForProfile } from './capture.js'
 import type { CapturePolicy } from './capture.js'
-import { missTrace } from './collectors/routing.js'
-import { payloadSize } from './collectors/request.js'
+import { missTrace } from './panels/routing/collector.js'
+import { payloadSize } from './panels/request/collector.js'
 
 /**
  * What the profile of a request will need of it, taken as it ends: references to what the

@@ -9,8 +9,8 @@ import { createServer, get, request as httpRequest } from 'node:http'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { gzipSync } from 'node:zlib'
 import { createKernelApp } from '../../../index.js'
-import { MAX_BODY } from '../../../src/profiler/io/http-body.js'
-import { curlCommand, shellQuote } from '../../../src/profiler/io/curl.js'
+import { MAX_BODY } from '../../../src/profiler/panels/http-client/http-body.js'
+import { curlCommand, shellQuote } from '../../../src/profiler/panels/http-client/curl.js'
 import { page, profiled } from '../helpers.js'
 
 const SECRET_BODY = { user: 'ada', password: 'hunter2', nested: { api_token: 't-123', shown: 'yes' } }

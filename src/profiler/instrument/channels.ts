@@ -1,0 +1,103 @@
+import { channel, tracingChannel } from 'node:diagnostics_channel'
+import type { TracingChannelSubscribers } from 'node:diagnostics_channel'
+import { restoreRequestContext } from '../../kernel/async-context.js'
+import type { KernelContext } from '../../kernel/context.js'
+import { ProcessShare } from './process-share.js'
+import { rememberCaller } from './caller.js'
+import type { OriginCapture } from '../origin.js'
+import { tracedCallSite } from './publisher.js'
+
+/**
+ * A handler of a plain channel (undici's, node:http's), the handlers of a tracing channel
+ * (ioredis', mysql2's…), a tracing channel whose callbacks must run in the request that made
+ * the call (`restore`: a pool's queue, see restoreRequestContext), or, for a library that
+ * publishes nothing, what instruments it (`instrument`, returning what undoes it).
+ */
+export type ChannelSubscription =
+  | { name: string, handler: ChannelHandler<unknown> }
+  | { restore: string }
+  | { instrument: () => () => void }
+  | { tracing: string, handlers: { [event in keyof TracingChannelSubscribers<object>]?: ChannelHandler<never> } }
+
+/**
+ * A handler gets the message and the function diagnostics_channel calls (its guard): a stack
+ * captured below that one leaves out the kernel's own frames at no cost (see CapturedStack).
+ */
+export type ChannelHandler<M> = (message: M, subscriber: Function) => void
+
+const kRequest = Symbol('fastify-kernel.request')
+type Remembered = object & { [kRequest]?: KernelContext }
+
+/**
+ * A handler must never throw: diagnostics_channel re-throws a subscriber's error on the next
+ * tick, which would crash the app for a fault of the profiler's.
+ */
+function guarded<A> (fn: ChannelHandler<A>): (arg: A) => void {
+  const subscriber = (arg: A): void => {
+    try {
+      fn(arg, subscriber)
+    } catch {
+      // the call is simply not recorded
+    }
+  }
+  return subscriber
+}
+
+/**
+ * Subscriptions to libraries' diagnostics channels, made once per process while at least one
+ * profiler is alive (counted), never once per app: two apps in one process would otherwise
+ * record every call twice. With no profiler, nothing is subscribed and every channel's
+ * `hasSubscribers` stays false, so the libraries skip their tracing altogether.
+ */
+export class ProcessChannels {
+  private readonly share = new ProcessShare(() => { this.subscribe() }, () => { this.unsubscribe() })
+  private readonly active: Array<() => void> = []
+
+  constructor (private readonly subscriptions: () => readonly ChannelSubscription[]) {}
+
+  get subscribed (): boolean {
+    return this.share.held
+  }
+
+  /** Subscribes (on the first holder); the function returned lets go (once), unsubscribing after the last. */
+  retain (): () => void {
+    return this.share.retain()
+  }
+
+  private subscribe (): void {
+    for (const subscription of this.subscriptions()) {
+      if ('instrument' in subscription) {
+        this.active.push(subscription.instrument())
+      } else if ('restore' in subscription) {
+        const traced = tracingChannel(subscription.restore)
+        // the request, and where it made the call: the call itself starts on a later tick
+        let site: OriginCapture | undefined
+        let siteFor: Function | undefined
+        const remember = guarded((message: object, subscriber) => {
+          if (siteFor !== subscriber) {
+            siteFor = subscriber
+            site = tracedCallSite(subscriber)
+          }
+          ;(message as Remembered)[kRequest] = rememberCaller(site!)
+        })
+        traced.start.subscribe(remember as (message: unknown) => void)
+        const unbind = restoreRequestContext(traced.asyncStart, (message) => (message as Remembered)[kRequest])
+        this.active.push(() => { unbind(); traced.start.unsubscribe(remember as (message: unknown) => void) })
+      } else if ('tracing' in subscription) {
+        const handlers = Object.fromEntries(Object.entries(subscription.handlers).map(([event, fn]) => [event, guarded(fn as ChannelHandler<unknown>)])) as unknown as TracingChannelSubscribers<object>
+        const traced = tracingChannel(subscription.tracing)
+        traced.subscribe(handlers)
+        this.active.push(() => { traced.unsubscribe(handlers) })
+      } else {
+        const handler = guarded(subscription.handler)
+        const plain = channel(subscription.name)
+        plain.subscribe(handler)
+        this.active.push(() => { plain.unsubscribe(handler) })
+      }
+    }
+  }
+
+  private unsubscribe (): void {
+    for (const stop of this.active.splice(0).reverse()) stop()
+  }
+}
