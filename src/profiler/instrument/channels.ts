@@ -1,22 +1,28 @@
 import { channel, tracingChannel } from 'node:diagnostics_channel'
 import type { TracingChannelSubscribers } from 'node:diagnostics_channel'
-import { restoreRequestContext } from '../../kernel/async-context.js'
+import { currentKernelContext, restoreRequestContext } from '../../kernel/async-context.js'
 import type { KernelContext } from '../../kernel/context.js'
 import { ProcessShare } from './process-share.js'
 import { rememberCaller } from './caller.js'
 import type { OriginCapture } from '../origin.js'
 import { tracedCallSite } from './publisher.js'
+import { recordingOf } from '../recording.js'
+import { spansOf } from '../spans.js'
 
 /**
  * A handler of a plain channel (undici's, node:http's), the handlers of a tracing channel
- * (ioredis', mysql2's…), a tracing channel whose callbacks must run in the request that made
+ * (ioredis', mysql2's…), a tracing channel whose callbacks must run in the unit that made
  * the call (`restore`: a pool's queue, see restoreRequestContext), or, for a library that
- * publishes nothing, what instruments it (`instrument`, returning what undoes it).
+ * publishes nothing, what instruments it (`instrument`, returning what undoes it, and when it
+ * must be awaited, what settles once it is in place). `record`: a plain channel's messages
+ * published inside a recorded unit, given with that unit's context (an app's capture: it needs
+ * nothing of the profiler's insides).
  */
 export type ChannelSubscription =
   | { name: string, handler: ChannelHandler<unknown> }
+  | { name: string, record: (message: any, unit: KernelContext) => void }
   | { restore: string }
-  | { instrument: () => () => void }
+  | { instrument: () => (() => void) | { undo: () => void, ready: Promise<void> } }
   | { tracing: string, handlers: { [event in keyof TracingChannelSubscribers<object>]?: ChannelHandler<never> } }
 
 /**
@@ -52,6 +58,7 @@ function guarded<A> (fn: ChannelHandler<A>): (arg: A) => void {
 export class ProcessChannels {
   private readonly share = new ProcessShare(() => { this.subscribe() }, () => { this.unsubscribe() })
   private readonly active: Array<() => void> = []
+  private readonly pending: Array<Promise<void>> = []
 
   constructor (private readonly subscriptions: () => readonly ChannelSubscription[]) {}
 
@@ -64,10 +71,31 @@ export class ProcessChannels {
     return this.share.retain()
   }
 
+  /** Settles once what the subscriptions instrument asynchronously (ES module copies) is in place. */
+  async ready (): Promise<void> {
+    await Promise.all(this.pending)
+  }
+
   private subscribe (): void {
+    this.pending.length = 0
     for (const subscription of this.subscriptions()) {
       if ('instrument' in subscription) {
-        this.active.push(subscription.instrument())
+        const done = subscription.instrument()
+        if (typeof done === 'function') {
+          this.active.push(done)
+        } else {
+          this.active.push(done.undo)
+          this.pending.push(done.ready)
+        }
+      } else if ('record' in subscription) {
+        const record = subscription.record
+        const handler = guarded((message: unknown) => {
+          const unit = currentKernelContext()
+          if (recordingOf(unit) !== undefined && spansOf(unit) !== undefined) record(message, unit!)
+        })
+        const plain = channel(subscription.name)
+        plain.subscribe(handler)
+        this.active.push(() => { plain.unsubscribe(handler) })
       } else if ('restore' in subscription) {
         const traced = tracingChannel(subscription.restore)
         // the request, and where it made the call: the call itself starts on a later tick

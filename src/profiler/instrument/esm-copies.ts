@@ -2,6 +2,7 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { ModuleInstrumentation } from './modules.js'
+import { instrumentedCopy } from './notices.js'
 
 /**
  * Where the app's own packages are found: its working directory and its main module's folder
@@ -118,13 +119,21 @@ export function instrumentEsmCopies (instrumentations: readonly ModuleInstrument
     }
   }
   const ready = Promise.all([...files].map(async ([file, instrumentation]) => {
+    let namespace: unknown
     try {
-      const namespace: unknown = await import(pathToFileURL(file).href)
-      if (!active) return
-      const restore = instrumentation.instrument(namespace)
-      if (restore !== undefined) undo.push(restore)
+      namespace = await import(pathToFileURL(file).href)
     } catch {
-      // a copy that does not load, or of another shape than the one known: left alone
+      // a copy that does not load: the app's own import fails the same way
+      return
+    }
+    if (!active) return
+    const copy = instrumentedCopy(instrumentation, file)
+    try {
+      const restore = instrumentation.instrument(namespace, copy)
+      if (restore !== undefined) undo.push(restore)
+    } catch (error) {
+      // a copy of another shape than the one known: left alone, and said
+      copy.failed(error)
     }
   })).then(() => undefined)
   return {

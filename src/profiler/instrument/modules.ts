@@ -1,20 +1,46 @@
 import Module, { createRequire } from 'node:module'
+import { instrumentedCopy } from './notices.js'
+import type { InstrumentedCopy } from './notices.js'
 
 /**
  * A library the profiler instruments where it publishes nothing of its own: how its module is
- * recognised, and what instruments one loaded copy of it (returning what undoes it).
+ * recognised, the versions it is written for, and what instruments one loaded copy of it
+ * (returning what undoes it).
  */
 export interface ModuleInstrumentation {
   /** the package name (`pg`), as `require()` and `import` name it */
   name: string
   /** the ends of the paths of its entry files (`/pg/lib/index.js`), as the ESM loader and require.cache name them */
   files: readonly string[]
-  /** instruments the exports of one copy; undefined when there is nothing to do (already done, not that library) */
-  instrument: (exports: unknown) => (() => void) | undefined
+  /**
+   * the versions it is written for, a semver range (`>=8.0.0 <9`): a copy of another version is
+   * instrumented as far as its shape allows, and said once through the app's logger
+   */
+  versions: string
+  /** a dual package: the ES module copy an `import` gets (in no require.cache) is instrumented too */
+  esm?: boolean
+  /**
+   * instruments the exports of one copy; undefined when there is nothing to do (already done,
+   * not that library). What the copy lacks of what it wraps is told to `copy.lacks()`, never
+   * left silent
+   */
+  instrument: (exports: unknown, copy: InstrumentedCopy) => (() => void) | undefined
 }
 
 const require = createRequire(import.meta.url)
-const loader = Module as unknown as { _load: (request: string, parent: unknown, isMain: boolean) => unknown }
+const loader = Module as unknown as {
+  _load: (request: string, parent: unknown, isMain: boolean) => unknown
+  _resolveFilename: (request: string, parent: unknown, isMain: boolean) => string
+}
+
+/** The file a `require()` of `request` from `parent` loaded (already resolved: a cached lookup), if Node says. */
+function loadedFile (request: string, parent: unknown, isMain: boolean): string | undefined {
+  try {
+    return loader._resolveFilename(request, parent, isMain)
+  } catch {
+    return undefined
+  }
+}
 
 function normalise (path: string): string {
   return path.includes('\\') ? path.replaceAll('\\', '/') : path
@@ -37,21 +63,23 @@ function matches (instrumentation: ModuleInstrumentation, request: string): bool
 export function instrumentModules (instrumentations: readonly ModuleInstrumentation[]): () => void {
   const undo: Array<() => void> = []
   const seen = new WeakSet<object>()
-  const instrument = (instrumentation: ModuleInstrumentation, exports: unknown): void => {
+  const instrument = (instrumentation: ModuleInstrumentation, exports: unknown, file: () => string | undefined): void => {
     if ((typeof exports !== 'object' && typeof exports !== 'function') || exports === null || seen.has(exports)) return
     seen.add(exports)
+    const copy = instrumentedCopy(instrumentation, file())
     try {
-      const restore = instrumentation.instrument(exports)
+      const restore = instrumentation.instrument(exports, copy)
       if (restore !== undefined) undo.push(restore)
-    } catch {
-      // a copy of another shape than the one known: left alone
+    } catch (error) {
+      // a copy of another shape than the one known: left alone, and said
+      copy.failed(error)
     }
   }
   for (const [file, loaded] of Object.entries(require.cache)) {
     if (loaded?.loaded !== true) continue
     const path = normalise(file)
     for (const instrumentation of instrumentations) {
-      if (instrumentation.files.some((end) => path.endsWith(end))) instrument(instrumentation, loaded.exports)
+      if (instrumentation.files.some((end) => path.endsWith(end))) instrument(instrumentation, loaded.exports, () => file)
     }
   }
   const original = loader._load
@@ -60,7 +88,7 @@ export function instrumentModules (instrumentations: readonly ModuleInstrumentat
     const exports = original.call(this, request, parent, isMain)
     if (active && typeof request === 'string') {
       for (const instrumentation of instrumentations) {
-        if (matches(instrumentation, request)) instrument(instrumentation, exports)
+        if (matches(instrumentation, request)) instrument(instrumentation, exports, () => loadedFile(request, parent, isMain))
       }
     }
     return exports

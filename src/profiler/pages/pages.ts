@@ -63,21 +63,6 @@ export function neighboursOf (token: string, newestFirst: readonly ProfileSummar
   return { next: newestFirst[at - 1]?.token, previous: newestFirst[at + 1]?.token }
 }
 
-/** The answer of EXPLAIN for a statement of a profile: the plan, or why there is none. */
-export function explainPage (profile: Profile, statement: { statement: string, system: string }, outcome: { columns: string[], rows: string[][] } | { message: string }): PageModel {
-  return {
-    title: `EXPLAIN — ${profile.method} ${profile.url} (${profile.token})`,
-    contentPartial: 'explain',
-    token: profile.token,
-    method: profile.method,
-    url: profile.url,
-    back: `${BASE}/${profile.token}?panel=db`,
-    statement: statement.statement,
-    system: statement.system,
-    ...outcome
-  }
-}
-
 export function tokenNotFoundPage (token: string): PageModel {
   return { title: `Token "${token}" not found`, contentPartial: 'missing', token }
 }

@@ -3,7 +3,11 @@ import type { KernelContext } from '../../kernel/context.js'
 import { recordingOf } from '../recording.js'
 import type { Span } from '../spans.js'
 import type { SpanOrigin } from '../origin.js'
-import { roundMs } from '../panels/events/collector.js'
+
+/** Milliseconds to the microsecond: the clock says more, a profile needs no more (and stays small). */
+export function roundMs (ms: number): number {
+  return Math.round(ms * 1000) / 1000
+}
 
 /** What every call of the HTTP Client, Database and Cache panels has: when, how long, how it ended. */
 export interface TimedCall {

@@ -1,4 +1,10 @@
 /**
+ * This many statements of one shape with different parameters are flagged as a likely N+1
+ * (a query per item of a list that one query could have fetched).
+ */
+export const N_PLUS_ONE = 3
+
+/**
  * The same call made over and over, each time for another item: a Redis command on one key
  * pattern, an HTTP call to one URL shape. Ids in keys and paths (numbers, UUIDs, long hex or
  * ULID tokens) are taken out, so that `GET book:1`, `GET book:2`… are one shape, `GET book:{id}`,

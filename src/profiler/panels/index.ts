@@ -1,28 +1,39 @@
-import { formatSpansWith, settleSpansWith } from '../spans.js'
-import { ProcessChannels } from '../instrument/channels.js'
-import { HTTP_CLIENT, formatHttpClientSpan, httpClientChannels, settleHttpClientSpan } from './http-client/capture.js'
-import { DB, dbChannels, formatDbSpan, settleDbSpan } from './db/capture.js'
-import { CACHE, cacheChannels, formatCacheSpan, settleCacheSpan } from './cache/capture.js'
-import { instrumentModules } from '../instrument/modules.js'
-import { pgChannels, pgInstrumentation, pgPoolInstrumentation } from './db/pg.js'
-import { betterSqlite3Instrumentation, sqliteChannels } from './db/sqlite.js'
+import type { ProfilerIntegration } from '../integration.js'
+import { request } from './request/index.js'
+import { exception } from './exception/index.js'
+import { logs } from './logs/index.js'
+import { routing } from './routing/index.js'
+import { events } from './events/index.js'
+import { time } from './time/index.js'
+import { templates } from './templates/index.js'
+import { dump } from './dump/index.js'
+import { config } from './config/index.js'
+import { httpClient } from './http-client/index.js'
+import { db } from './db/index.js'
+import { cache } from './cache/index.js'
+import { queue } from './queue/index.js'
+import { mail } from './mail/index.js'
+import { cpu } from './cpu/index.js'
 
 /**
- * The channels of what a request calls outside the process (HTTP, SQL, Redis), subscribed once
- * per process while a profiler is alive; and the libraries that publish nothing (pg,
- * better-sqlite3), instrumented for as long (their app's copies, restored after the last
- * profiler).
+ * The built-in panels, one integration each (a folder of `panels/`), in the order they are set
+ * up. The composition (`plugins/profiler.ts`) sets them up beside the app's own; the profiler's
+ * core knows none of them. `profiler: { panels: { <name>: false } }` leaves one out.
  */
-export const ioChannels = new ProcessChannels(() => [
-  ...httpClientChannels, ...dbChannels, ...pgChannels, ...sqliteChannels, ...cacheChannels,
-  { instrument: () => instrumentModules([pgInstrumentation, pgPoolInstrumentation, betterSqlite3Instrumentation]) }
-])
-
-formatSpansWith(HTTP_CLIENT, formatHttpClientSpan)
-formatSpansWith(DB, formatDbSpan)
-formatSpansWith(CACHE, formatCacheSpan)
-settleSpansWith(HTTP_CLIENT, settleHttpClientSpan)
-settleSpansWith(DB, settleDbSpan)
-settleSpansWith(CACHE, settleCacheSpan)
-
-export { DB_CHANNEL } from './db/capture.js'
+export const builtInIntegrations: readonly ProfilerIntegration[] = [
+  request,
+  exception,
+  logs,
+  routing,
+  events,
+  time,
+  templates,
+  dump,
+  config,
+  httpClient,
+  db,
+  cache,
+  queue,
+  mail,
+  cpu
+]

@@ -3,7 +3,7 @@ import { CACHE } from './capture.js'
 import type { CacheSpanData } from './capture.js'
 import type { TimedCall } from '../../panel-kit/calls.js'
 import { rowClass, spansOfKind, timing, totals } from '../../panel-kit/calls.js'
-import { N_PLUS_ONE } from '../db/collector.js'
+import { N_PLUS_ONE } from '../../panel-kit/repeats.js'
 import { keyShape, repeatedShapes } from '../../panel-kit/repeats.js'
 import type { Repeated } from '../../panel-kit/repeats.js'
 

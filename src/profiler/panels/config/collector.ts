@@ -1,21 +1,10 @@
 import type { Collector } from '../../../kernel/collector.js'
+import type { AppDescription, ConfiguredFeature } from '../../integration.js'
 
-/** A feature of the kernel, on or off, with what it runs on. */
-export interface ConfiguredFeature {
-  name: string
-  enabled: boolean
-  /** its settings that matter when reading a profile: stores, firewalls, locales */
-  details: Array<{ name: string, value: string }>
-}
+export type { ConfiguredFeature }
 
 /** How the app is configured: the same for every request of a process (Symfony's "Configuration"). */
-export interface ConfigData {
-  versions: { node: string, fastify: string, kernel: string }
-  debug: boolean
-  trace: boolean
-  features: ConfiguredFeature[]
-  /** the plugin tree Fastify reports (`app.printPlugins()`) */
-  plugins: string
+export interface ConfigData extends AppDescription {
   /** process facts: its id, platform, environment */
   process: { pid: number, platform: string, arch: string, nodeEnv: string | null, uptimeSeconds: number }
 }
@@ -80,8 +69,8 @@ export function pluginTree (printed: string): string {
 /** `process.uptime()` less `performance.now()` (in seconds): the uptime at a monotonic instant. */
 const UPTIME_OFFSET = process.uptime() - performance.now() / 1000
 
-export function configCollector (snapshot: () => Omit<ConfigData, 'process'>): Collector<ConfigData> {
-  let made: Omit<ConfigData, 'process'> | undefined
+export function configCollector (snapshot: () => AppDescription): Collector<ConfigData> {
+  let made: AppDescription | undefined
   return {
     name: 'config',
     kinds: 'all',

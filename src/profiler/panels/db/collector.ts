@@ -3,6 +3,7 @@ import { PROFILER_PATH } from '../../recording.js'
 import { DB } from './capture.js'
 import type { DbSpanData } from './capture.js'
 import type { TimedCall } from '../../panel-kit/calls.js'
+import { N_PLUS_ONE } from '../../panel-kit/repeats.js'
 import { ioToolbar, rowClass, spansOfKind, timing, totals } from '../../panel-kit/calls.js'
 
 /** One SQL statement of the request. */
@@ -17,12 +18,6 @@ declare module '../../../kernel/collector.js' {
     db: DbData
   }
 }
-
-/**
- * This many statements of one shape with different parameters are flagged as a likely N+1
- * (a query per item of a list that one query could have fetched).
- */
-export const N_PLUS_ONE = 3
 
 export interface DbThresholds {
   /** the panel's total time above which its toolbar item is highlighted (ms) */

@@ -3,6 +3,7 @@ import type { KernelContext } from '../../../kernel/context.js'
 import type { OpenSpan } from '../../spans.js'
 import type { ChannelSubscription } from '../../instrument/channels.js'
 import type { ModuleInstrumentation } from '../../instrument/modules.js'
+import type { InstrumentedCopy } from '../../instrument/notices.js'
 import { wrapMethod } from '../../instrument/patch.js'
 import { DB, SqlCall, startSql } from './capture.js'
 import type { SqlTraceContext } from './capture.js'
@@ -187,26 +188,37 @@ function patch (target: object | undefined, name: string, wrap: (undo: () => voi
 }
 
 /** Instruments one copy of pg (its exports: `Client`, `Pool`) or of pg-pool (the Pool class). */
-function instrumentPg (exports: unknown): (() => void) | undefined {
+function instrumentPg (exports: unknown, copy: InstrumentedCopy): (() => void) | undefined {
   const undo: Array<() => void> = []
   const pg = exports as { Client?: { prototype?: object }, Pool?: { prototype?: object }, prototype?: object }
+  // pg-pool alone exports the Pool class itself, and has no Client
+  const pool = typeof exports === 'function'
   const clientPrototype = owner(pg.Client?.prototype ?? null, 'query')
+  if (!pool && clientPrototype === undefined) copy.lacks(['Client#query'], 'the statements a unit runs')
   patch(clientPrototype, 'query', (unpatch) => instrumentClientQuery(unpatch) as never, undo)
-  // pg's BoundPool extends pg-pool's Pool; pg-pool alone exports the class
-  const poolClass = pg.Pool ?? (typeof exports === 'function' ? exports as { prototype?: object } : undefined)
-  patch(owner(poolClass?.prototype ?? null, 'connect'), 'connect', () => instrumentPoolConnect as never, undo)
+  // pg's BoundPool extends pg-pool's Pool
+  const poolClass = pg.Pool ?? (pool ? exports as { prototype?: object } : undefined)
+  const connect = owner(poolClass?.prototype ?? null, 'connect')
+  if (connect === undefined) copy.lacks(['Pool#connect'], 'the statements run on a connection the pool handed out later')
+  patch(connect, 'connect', () => instrumentPoolConnect as never, undo)
   return undo.length === 0 ? undefined : () => { for (const fn of undo.splice(0)) fn() }
 }
+
+/** The pg and pg-pool versions the instrumentation is written for (pg 8 ships pg-pool 3; the suite runs pg 8.23). */
+export const PG_VERSIONS = '>=8.0.0 <9'
+export const PG_POOL_VERSIONS = '>=3.0.0 <4'
 
 export const pgInstrumentation: ModuleInstrumentation = {
   name: 'pg',
   files: ['/pg/lib/index.js'],
+  versions: PG_VERSIONS,
   instrument: instrumentPg
 }
 
 export const pgPoolInstrumentation: ModuleInstrumentation = {
   name: 'pg-pool',
   files: ['/pg-pool/index.js'],
+  versions: PG_POOL_VERSIONS,
   instrument: instrumentPg
 }
 

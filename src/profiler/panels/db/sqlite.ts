@@ -3,6 +3,7 @@ import { currentKernelContext, kernelTrafficOf } from '../../../kernel/async-con
 import { spansOf } from '../../spans.js'
 import type { ChannelSubscription } from '../../instrument/channels.js'
 import type { ModuleInstrumentation } from '../../instrument/modules.js'
+import type { InstrumentedCopy } from '../../instrument/notices.js'
 import { wrapMethod } from '../../instrument/patch.js'
 import { DB, SqlCall, startSql } from './capture.js'
 import type { SqlTraceContext } from './capture.js'
@@ -148,9 +149,18 @@ function executes (original: (this: Database, sql: string) => unknown): (this: D
   }
 }
 
+/** What the instrumentation wraps of better-sqlite3's Statement (with `Database#exec`). */
+const STATEMENT_METHODS = ['run', 'get', 'all', 'iterate', 'bind'] as const
+
+/** The better-sqlite3 versions the instrumentation is written for (the suite runs 12 on Node 20; 13 needs Node 22). */
+export const BETTER_SQLITE3_VERSIONS = '>=12.0.0 <14'
+
 /** Instruments one copy of better-sqlite3 (its export: the Database class). */
-function instrumentBetterSqlite3 (exports: unknown): (() => void) | undefined {
-  if (typeof exports !== 'function') return undefined
+function instrumentBetterSqlite3 (exports: unknown, copy: InstrumentedCopy): (() => void) | undefined {
+  if (typeof exports !== 'function') {
+    copy.lacks(['Database'], 'the statements a unit runs')
+    return undefined
+  }
   const Database = exports as unknown as new (file: string) => { prepare: (sql: string) => object, close: () => void }
   // the Statement class is the native addon's: reached through a statement of a throwaway database
   const scratch = new Database(':memory:')
@@ -159,6 +169,15 @@ function instrumentBetterSqlite3 (exports: unknown): (() => void) | undefined {
     statement = Object.getPrototypeOf(scratch.prepare('SELECT 1')) as object
   } finally {
     scratch.close()
+  }
+  const methods = statement as Record<string, unknown>
+  const lacking = [
+    ...STATEMENT_METHODS.filter((name) => typeof methods[name] !== 'function').map((name) => `Statement#${name}`),
+    ...(typeof (exports as { prototype?: Record<string, unknown> }).prototype?.exec !== 'function' ? ['Database#exec'] : [])
+  ]
+  if (lacking.length > 0) {
+    copy.lacks(lacking, 'the statements a unit runs')
+    return undefined
   }
   const undo = [
     wrapMethod(statement, 'run', timed('run') as never),
@@ -174,6 +193,7 @@ function instrumentBetterSqlite3 (exports: unknown): (() => void) | undefined {
 export const betterSqlite3Instrumentation: ModuleInstrumentation = {
   name: 'better-sqlite3',
   files: ['/better-sqlite3/lib/index.js'],
+  versions: BETTER_SQLITE3_VERSIONS,
   instrument: instrumentBetterSqlite3
 }
 

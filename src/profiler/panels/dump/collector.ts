@@ -1,7 +1,7 @@
 import type { Collector } from '../../../kernel/collector.js'
 import type { OriginResolver } from '../../origin.js'
 import { truncate } from '../../../http/redact.js'
-import { roundMs } from '../events/collector.js'
+import { roundMs } from '../../panel-kit/calls.js'
 import { DUMP_LIMITS } from './dump-bound.js'
 
 /** One `dump()` as the panel shows it. */

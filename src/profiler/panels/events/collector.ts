@@ -1,6 +1,7 @@
 import type { Collector } from '../../../kernel/collector.js'
 import type { TraceEntry } from '../../../kernel/trace.js'
 import { recordingOf } from '../../recording.js'
+import { roundMs } from '../../panel-kit/calls.js'
 
 declare module '../../../kernel/collector.js' {
   interface CollectedData {
@@ -18,11 +19,6 @@ export interface EventsData {
 }
 
 const MAX_ENTRIES = 1000
-
-/** Milliseconds to the microsecond: the clock says more, a profile needs no more (and stays small). */
-export function roundMs (ms: number): number {
-  return Math.round(ms * 1000) / 1000
-}
 
 /** The stages panel (Symfony's "Events"): a waterfall of every stage and listener, and its table. */
 export function eventsCollector (tracing: boolean): Collector<EventsData> {

@@ -4,7 +4,7 @@ import type { HttpClientSpanData } from './capture.js'
 import type { ShownBody } from './http-body.js'
 import type { TimedCall } from '../../panel-kit/calls.js'
 import { rowClass, spansOfKind, timing, totals } from '../../panel-kit/calls.js'
-import { N_PLUS_ONE } from '../db/collector.js'
+import { N_PLUS_ONE } from '../../panel-kit/repeats.js'
 import { repeatedShapes, urlShape } from '../../panel-kit/repeats.js'
 import type { Repeated } from '../../panel-kit/repeats.js'
 

@@ -4,7 +4,7 @@ import { REDACTED, truncate } from '../../../http/redact.js'
 import { MAX_EML_BYTES } from './nodemailer.js'
 import type { MailAddress, MimeNodeLike, SentMail } from './nodemailer.js'
 import { PROFILER_PATH } from '../../recording.js'
-import { roundMs } from '../events/collector.js'
+import { roundMs } from '../../panel-kit/calls.js'
 import { countBadge } from '../../panel-kit/calls.js'
 
 /** One attachment of a message (its name, type and size: its content is in the `.eml` only). */

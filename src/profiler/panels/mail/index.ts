@@ -1,44 +1,11 @@
-import { setTimeout as delay } from 'node:timers/promises'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { RecordingExtension } from '../../recorder.js'
-import { ProcessChannels } from '../../instrument/channels.js'
-import { instrumentModules } from '../../instrument/modules.js'
-import { instrumentEsmCopies } from '../../instrument/esm-copies.js'
-import { bullmqInstrumentation } from '../queue/bullmq.js'
-import type { JobRecorder } from '../queue/bullmq.js'
+import type { ProfilerIntegration } from '../../integration.js'
+import { NotFoundHttpException } from '../../../errors/exceptions.js'
+import { IN_FLIGHT_WAIT_MS, settleWithin } from '../../instrument/in-flight.js'
 import { nodemailerInstrumentation } from './nodemailer.js'
 import type { SentMails } from './nodemailer.js'
-
-/** How long a profile waits for a unit's adds and sends still in flight when it ended (then shown as they were). */
-export const IN_FLIGHT_WAIT_MS = 5000
-
-let esmReady: Promise<void> = Promise.resolve()
-
-/**
- * The app's own BullMQ and nodemailer, instrumented once per process while a profiler is alive
- * and restored after the last one closes: their CommonJS copies (in require.cache, and as they
- * load) and the ES module copy the app imports of a dual package. Production never touches them.
- */
-export const workInstrumentation = new ProcessChannels(() => [
-  { instrument: () => instrumentModules([bullmqInstrumentation, nodemailerInstrumentation]) },
-  {
-    instrument: () => {
-      const copies = instrumentEsmCopies([bullmqInstrumentation, nodemailerInstrumentation])
-      esmReady = copies.ready
-      return copies.undo
-    }
-  }
-])
-
-/** Settles once the ES module copies found at the first profiler's start are instrumented. */
-export async function workInstrumented (): Promise<void> {
-  await esmReady
-}
-
-async function settleWithin (promises: ReadonlyArray<Promise<unknown> | undefined>, ms: number): Promise<void> {
-  const waiting = promises.filter((promise): promise is Promise<unknown> => promise !== undefined)
-  if (waiting.length === 0) return
-  await Promise.race([Promise.allSettled(waiting), delay(ms, undefined, { ref: false })])
-}
+import { mailCollector } from './collector.js'
 
 /**
  * What the json transport never streams (and a transport of the app's own may not) is built
@@ -60,28 +27,58 @@ async function buildUnread (mails: SentMails): Promise<void> {
 }
 
 /**
- * What lives as long as a recording, for the queue and mail panels: the profiler that records
- * the jobs the unit adds (so that a Worker of this process records each with the same one,
- * linked back), and, at its end, the adds and sends still in flight, waited for (bounded) so
- * that the profile has their ids, answers and raw messages.
+ * What lives as long as a recording, for the mail panel: at its end, the sends still in flight,
+ * waited for (bounded) so that the profile has their answers and raw messages.
  */
-export function workExtension (recorder: JobRecorder): RecordingExtension {
-  return {
-    name: 'queue and mail',
-    begin (_recording, context) {
-      context.set('jobRecorder', recorder)
-    },
-    end (_recording, context) {
-      const adds = context.get('queuedJobs')
-      const mails = context.get('sentMails')
-      if (adds === undefined && mails === undefined) return undefined
-      return (async () => {
-        await settleWithin([...adds?.pending ?? [], ...(mails?.messages ?? []).map((sent) => sent.answered)], IN_FLIGHT_WAIT_MS)
-        if (mails === undefined) return
-        // a transport has read the message by the time it answers; one that answers first (a stream handed to the app) is given as long
-        await settleWithin(mails.messages.map((sent) => sent.rawRead), IN_FLIGHT_WAIT_MS)
-        await buildUnread(mails)
-      })()
-    }
+export const mailExtension: RecordingExtension = {
+  name: 'mail',
+  end (_recording, context) {
+    const mails = context.get('sentMails')
+    if (mails === undefined) return undefined
+    return (async () => {
+      await settleWithin(mails.messages.map((sent) => sent.answered), IN_FLIGHT_WAIT_MS)
+      // a transport has read the message by the time it answers; one that answers first (a stream handed to the app) is given as long
+      await settleWithin(mails.messages.map((sent) => sent.rawRead), IN_FLIGHT_WAIT_MS)
+      await buildUnread(mails)
+    })()
   }
+}
+
+/**
+ * The mail panel, with no code from the app: while a profiler is alive the app's own nodemailer
+ * (its CommonJS copy, and the ES module copy nodemailer 10 ships for `import`) is instrumented
+ * (once per process), and the messages a unit sends are recorded with it. Its route: the
+ * download of a message as `.eml`.
+ */
+export const mail: ProfilerIntegration = {
+  name: 'mail',
+  modules: [nodemailerInstrumentation],
+  setup: ({ profiler }) => ({
+    extensions: [mailExtension],
+    collectors: [mailCollector],
+    routes: [{
+      // a message as it was sent, for a mail client: the raw message the transport read
+      method: 'GET',
+      path: '/:token/mail/:eml',
+      name: '_profiler_mail_eml',
+      async handler (request: FastifyRequest, reply: FastifyReply, kit) {
+        const { token, eml: file } = request.params as { token: string, eml: string }
+        const number = /^(\d{1,4})\.eml$/.exec(file)?.[1]
+        if (number === undefined) throw new NotFoundHttpException(`No message "${file}": a message is downloaded as <number>.eml.`)
+        // asked right after its response (curl, a script), the profile may still be on its way to the storage
+        await profiler.untilStored(token)
+        const profile = await kit.load(token)
+        if (profile === undefined) throw new NotFoundHttpException(`Token "${token}" not found.`)
+        const message = profile.collected.mail?.messages?.[Number(number) - 1]
+        if (message === undefined) throw new NotFoundHttpException(`The mail panel of token "${profile.token}" has no message ${number}.`)
+        if (typeof message.eml !== 'string') throw new NotFoundHttpException(`Message ${number} of token "${profile.token}" has no .eml: ${message.emlNote ?? 'it was not kept'}.`)
+        return reply
+          .header('cache-control', 'no-store')
+          .header('x-content-type-options', 'nosniff')
+          .header('content-disposition', `attachment; filename="${profile.token}-mail-${number}.eml"`)
+          .type('message/rfc822')
+          .send(Buffer.from(message.eml, 'latin1'))
+      }
+    }]
+  })
 }

@@ -215,6 +215,9 @@ function rebuildable (data: Record<string, unknown>): boolean {
 
 const instrumented = new WeakSet<object>()
 
+/** The nodemailer versions the instrumentation is written for (its `lib/` layout, and the dual `dist/` of 10; the suite runs 10). */
+export const NODEMAILER_VERSIONS = '>=6.0.0 <11'
+
 /**
  * nodemailer publishes nothing a profiler can hear, so the app's own copy is instrumented while
  * a profiler is alive: `sendMail` (the transporter's, whatever its transport) records each
@@ -226,12 +229,22 @@ const instrumented = new WeakSet<object>()
 export const nodemailerInstrumentation: ModuleInstrumentation = {
   name: 'nodemailer',
   files: ['/nodemailer/lib/nodemailer.js', '/nodemailer/dist/cjs/nodemailer.js', '/nodemailer/dist/esm/nodemailer.js'],
-  instrument (exports) {
+  versions: NODEMAILER_VERSIONS,
+  esm: true,
+  instrument (exports, copy) {
     const api = (typeof (exports as { createTransport?: unknown }).createTransport === 'function' ? exports : (exports as { default?: unknown }).default) as { createTransport?: (options: object) => object } | undefined
-    if (typeof api?.createTransport !== 'function') return undefined
+    if (typeof api?.createTransport !== 'function') {
+      copy.lacks(['createTransport'], 'the messages a unit sends')
+      return undefined
+    }
     const probe = api.createTransport({ jsonTransport: true })
     const prototype = Object.getPrototypeOf(probe) as Record<string, unknown> | null
-    if (prototype === null || instrumented.has(prototype) || typeof prototype.sendMail !== 'function' || typeof prototype._processPlugins !== 'function') return undefined
+    if (prototype !== null && instrumented.has(prototype)) return undefined
+    const lacking = (['sendMail', '_processPlugins'] as const).filter((name) => typeof prototype?.[name] !== 'function').map((name) => `Mail#${name}`)
+    if (prototype === null || lacking.length > 0) {
+      copy.lacks(lacking, 'the messages a unit sends')
+      return undefined
+    }
     instrumented.add(prototype)
     const undo = [wrapMethod(prototype, 'sendMail', wrapSendMail), wrapMethod(prototype, '_processPlugins', wrapProcessPlugins)]
     return () => {

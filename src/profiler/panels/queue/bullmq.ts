@@ -301,6 +301,9 @@ function wrapProcess (call: Method): Method {
 
 const instrumented = new WeakSet<object>()
 
+/** The BullMQ versions the instrumentation is written for (`attemptsStarted` is BullMQ 5's; the suite runs 6). */
+export const BULLMQ_VERSIONS = '>=5.0.0 <7'
+
 /**
  * BullMQ publishes nothing a profiler can hear (its `telemetry` option is for OpenTelemetry
  * spans), so the app's own copy is instrumented while a profiler is alive: `Queue#add`,
@@ -312,14 +315,23 @@ const instrumented = new WeakSet<object>()
 export const bullmqInstrumentation: ModuleInstrumentation = {
   name: 'bullmq',
   files: ['/bullmq/dist/cjs/index.js', '/bullmq/dist/esm/index.js'],
-  instrument (exports) {
+  versions: BULLMQ_VERSIONS,
+  esm: true,
+  instrument (exports, copy) {
     const api = exports as { Queue?: { prototype: object }, Worker?: { prototype: object }, FlowProducer?: { prototype: object } }
     const queue = api.Queue?.prototype
     const worker = api.Worker?.prototype
-    if (queue === undefined || worker === undefined || instrumented.has(queue)) return undefined
-    const q = queue as Record<string, unknown>
-    const w = worker as Record<string, unknown>
-    if (typeof q.add !== 'function' || typeof q.addBulk !== 'function' || typeof w.callProcessJob !== 'function') return undefined
+    if (queue !== undefined && instrumented.has(queue)) return undefined
+    const q = (queue ?? {}) as Record<string, unknown>
+    const w = (worker ?? {}) as Record<string, unknown>
+    const lacking = [
+      ...(['add', 'addBulk'] as const).filter((name) => typeof q[name] !== 'function').map((name) => `Queue#${name}`),
+      ...(typeof w.callProcessJob !== 'function' ? ['Worker#callProcessJob'] : [])
+    ]
+    if (lacking.length > 0 || queue === undefined || worker === undefined) {
+      copy.lacks(lacking, 'the jobs a unit adds and the jobs its Workers run')
+      return undefined
+    }
     instrumented.add(queue)
     const undo = [
       wrapMethod(queue, 'add', wrapAdd),

@@ -3,7 +3,7 @@ import type { Redactor } from '../../../http/redact.js'
 import { truncate } from '../../../http/redact.js'
 import type { AddedJob, JobLike, ProcessedJob } from './bullmq.js'
 import { PROFILER_PATH } from '../../recording.js'
-import { roundMs } from '../events/collector.js'
+import { roundMs } from '../../panel-kit/calls.js'
 import { countBadge } from '../../panel-kit/calls.js'
 
 /** One job a unit added to a queue, as stored. */

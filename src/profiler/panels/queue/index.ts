@@ -1,78 +1,73 @@
-import type { FastifyInstance, FastifyReply, RouteShorthandOptions } from 'fastify'
-import type { Kernel } from '../../../kernel/kernel.js'
-import type { Profiler } from '../../profiler.js'
-import type { ProfilerRouteMark } from '../../request-recording.js'
-import type { Profile } from '../../profile.js'
-import type { PageModel } from '../../pages/pages.js'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { RecordingExtension } from '../../recorder.js'
+import type { ProfilerIntegration } from '../../integration.js'
 import { tokenNotFoundPage } from '../../pages/pages.js'
-import { queuedJobProfile } from './queued-job.js'
 import { NotFoundHttpException } from '../../../errors/exceptions.js'
 import { PROFILER_PATH } from '../../recording.js'
-import { workExtension, workInstrumentation, workInstrumented } from '../mail/index.js'
-import { recordJobsWith } from './bullmq.js'
+import { IN_FLIGHT_WAIT_MS, settleWithin } from '../../instrument/in-flight.js'
+import { bullmqInstrumentation, recordJobsWith } from './bullmq.js'
+import type { JobRecorder } from './bullmq.js'
+import { queuedJobProfile } from './queued-job.js'
 import { queueCollector } from './collector.js'
-import { mailCollector } from '../mail/collector.js'
 
-/** What the profiler's own routes share (plugins/profiler.ts): their options, storage reads, pages. */
-export interface ProfilerRouteKit {
-  config: (name: string, mark?: ProfilerRouteMark) => RouteShorthandOptions
-  /** a storage read: a shared store that is down becomes a 503 */
-  load: (token: string) => Promise<Profile | undefined>
-  page: (reply: FastifyReply, model: PageModel) => Promise<FastifyReply>
+/**
+ * What lives as long as a recording, for the queue panel: the profiler that records the jobs
+ * the unit adds (so that a Worker of this process records each with the same one, linked back),
+ * and, at its end, the adds still in flight, waited for (bounded) so that the profile has their ids.
+ */
+export function queueExtension (recorder: JobRecorder): RecordingExtension {
+  return {
+    name: 'queue',
+    begin (_recording, context) {
+      context.set('jobRecorder', recorder)
+    },
+    end (_recording, context) {
+      const adds = context.get('queuedJobs')
+      if (adds === undefined) return undefined
+      return settleWithin([...adds.pending], IN_FLIGHT_WAIT_MS)
+    }
+  }
 }
 
 /**
- * The queue and mail panels, with no code from the app: while this app's profiler is alive the
- * app's own BullMQ and nodemailer are instrumented (once per process), the jobs a unit adds and
- * the messages it sends are recorded with it, and the jobs this process's Workers run are units
- * of their own, recorded by this profiler. Two routes: the link of an added job to its own
- * profile, and the download of a message as `.eml`.
+ * The queue panel, with no code from the app: while a profiler is alive the app's own BullMQ
+ * (its CommonJS copy, and an ES module copy an `import` gets) is instrumented (once per
+ * process), the jobs a unit adds are recorded with it, and the jobs this process's Workers run
+ * are units of their own, recorded by this profiler. Its route: the link of an added job to its
+ * own profile.
  */
-export async function registerWorkPanels (app: FastifyInstance, kernel: Kernel, profiler: Profiler, kit: ProfilerRouteKit): Promise<void> {
-  const release = workInstrumentation.retain()
-  const stopJobs = recordJobsWith(profiler)
-  app.addHook('onClose', async () => { stopJobs(); release() })
-  // an app that imports a dual package gets its ES module copy: instrumented before the app runs
-  await workInstrumented()
-  profiler.extend(workExtension(profiler))
-  kernel.addCollector(queueCollector).addCollector(mailCollector)
-
-  // an added job's own profile, looked up when the link is followed (it may have run since)
-  app.get(`${PROFILER_PATH}/:token/queue/:n`, kit.config('_profiler_queued_job'), async function profilerQueuedJob (request, reply) {
-    const { token, n: index } = request.params as { token: string, n: string }
-    await profiler.untilStored(token)
-    const profile = await kit.load(token)
-    if (profile === undefined) return kit.page(reply, tokenNotFoundPage(token))
-    const found = /^\d{1,6}$/.test(index) ? await queuedJobProfile(profiler.storage, profile, Number(index)) : { job: undefined }
-    if (found.job === undefined) throw new NotFoundHttpException(`The queue panel of token "${profile.token}" has no job ${index}.`)
-    if (found.token !== undefined) return reply.redirect(`${PROFILER_PATH}/${found.token}`, 302)
-    const { queue, name, id } = found.job
-    return kit.page(reply, {
-      title: 'Job not profiled here',
-      contentPartial: 'missing',
-      message: id === undefined
-        ? `Job "${queue}:${name}" was not added${found.job.error === undefined ? ' yet when the profile was made' : `: ${found.job.error}`}, so it has no profile.`
-        : `Job "${queue}:${name}" #${id} has no profile here: it has not been processed yet, or a worker of another process ran it (only the process that added a job can link its run back to it), or its run was not profiled.`
-    })
-  })
-
-  // a message as it was sent, for a mail client: the raw message the transport read
-  app.get(`${PROFILER_PATH}/:token/mail/:eml`, kit.config('_profiler_mail_eml'), async function profilerMailEml (request, reply) {
-    const { token, eml: file } = request.params as { token: string, eml: string }
-    const number = /^(\d{1,4})\.eml$/.exec(file)?.[1]
-    if (number === undefined) throw new NotFoundHttpException(`No message "${file}": a message is downloaded as <number>.eml.`)
-    // asked right after its response (curl, a script), the profile may still be on its way to the storage
-    await profiler.untilStored(token)
-    const profile = await kit.load(token)
-    if (profile === undefined) throw new NotFoundHttpException(`Token "${token}" not found.`)
-    const message = profile.collected.mail?.messages?.[Number(number) - 1]
-    if (message === undefined) throw new NotFoundHttpException(`The mail panel of token "${profile.token}" has no message ${number}.`)
-    if (typeof message.eml !== 'string') throw new NotFoundHttpException(`Message ${number} of token "${profile.token}" has no .eml: ${message.emlNote ?? 'it was not kept'}.`)
-    return reply
-      .header('cache-control', 'no-store')
-      .header('x-content-type-options', 'nosniff')
-      .header('content-disposition', `attachment; filename="${profile.token}-mail-${number}.eml"`)
-      .type('message/rfc822')
-      .send(Buffer.from(message.eml, 'latin1'))
-  })
+export const queue: ProfilerIntegration = {
+  name: 'queue',
+  modules: [bullmqInstrumentation],
+  setup ({ profiler }) {
+    const stopJobs = recordJobsWith(profiler)
+    return {
+      extensions: [queueExtension(profiler)],
+      collectors: [queueCollector],
+      routes: [{
+        // an added job's own profile, looked up when the link is followed (it may have run since)
+        method: 'GET',
+        path: '/:token/queue/:n',
+        name: '_profiler_queued_job',
+        async handler (request: FastifyRequest, reply: FastifyReply, kit) {
+          const { token, n: index } = request.params as { token: string, n: string }
+          await profiler.untilStored(token)
+          const profile = await kit.load(token)
+          if (profile === undefined) return kit.page(reply, tokenNotFoundPage(token))
+          const found = /^\d{1,6}$/.test(index) ? await queuedJobProfile(profiler.storage, profile, Number(index)) : { job: undefined }
+          if (found.job === undefined) throw new NotFoundHttpException(`The queue panel of token "${profile.token}" has no job ${index}.`)
+          if (found.token !== undefined) return reply.redirect(`${PROFILER_PATH}/${found.token}`, 302)
+          const { queue, name, id } = found.job
+          return kit.page(reply, {
+            title: 'Job not profiled here',
+            contentPartial: 'missing',
+            message: id === undefined
+              ? `Job "${queue}:${name}" was not added${found.job.error === undefined ? ' yet when the profile was made' : `: ${found.job.error}`}, so it has no profile.`
+              : `Job "${queue}:${name}" #${id} has no profile here: it has not been processed yet, or a worker of another process ran it (only the process that added a job can link its run back to it), or its run was not profiled.`
+          })
+        }
+      }],
+      close: stopJobs
+    }
+  }
 }

@@ -76,14 +76,6 @@ function body (request: RequestSnapshot, redactor: Redactor): RequestData['body'
   return { contentType, length: Number.isFinite(length) ? length : null, content }
 }
 
-/** Bytes of a payload as `kernel.response` saw it; null when it is a stream. */
-export function payloadSize (payload: unknown): number | null {
-  if (payload === null || payload === undefined) return 0
-  if (typeof payload === 'string') return Buffer.byteLength(payload)
-  if (Buffer.isBuffer(payload) || payload instanceof Uint8Array) return payload.byteLength
-  return null
-}
-
 /** The response: status, headers (Set-Cookie masked), content type, size; null on a client abort. */
 function response (sent: RequestSnapshot['response'], size: number | null, redactor: Redactor): ResponseData | null {
   // on a client abort no response was sent

@@ -1,15 +1,9 @@
 import type { Collector } from '../../../kernel/collector.js'
-import type { KernelContext } from '../../../kernel/context.js'
 import type { RouteDefinition } from '../../../routing/route-table.js'
-import { routingOutcomeText, routingSummary, traceRoutes, tracedRoutes, VERDICT_TEXT } from '../../../routing/trace.js'
+import { routingOutcomeText, routingSummary, traceRoutes, VERDICT_TEXT } from '../../../routing/trace.js'
+import { missTrace } from '../../request-recording.js'
 import type { RouteTraceLine, RoutingData } from '../../../routing/trace.js'
 import { kKernelRoute, routeMarks } from '../../../symbols.js'
-
-/** The match trace of a miss (the 404 page and the profile share it: see tracedRoutes). */
-export function missTrace (routes: readonly RouteDefinition[], method: string, context: KernelContext): readonly RouteTraceLine[] | null {
-  if (context.routing === undefined || context.uri === undefined) return null
-  return tracedRoutes(routes, method, context.uri.path)
-}
 
 /** The routing panel's data: what routing decided, for this method and raw path. */
 export interface RoutingPanelData extends RoutingData {

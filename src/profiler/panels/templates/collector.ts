@@ -3,7 +3,7 @@ import { truncate } from '../../../http/redact.js'
 import { recordingOf } from '../../recording.js'
 import type { SpanOrigin } from '../../origin.js'
 import type { TemplateRun } from './template-runs.js'
-import { roundMs } from '../events/collector.js'
+import { roundMs } from '../../panel-kit/calls.js'
 
 /** A template run by a render (its page, its layout, a partial), with what it ran in turn. */
 export interface TemplateRunRecord {

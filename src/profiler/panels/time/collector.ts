@@ -1,8 +1,7 @@
-import { getHeapStatistics } from 'node:v8'
 import type { Collector } from '../../../kernel/collector.js'
 import type { TraceEntry } from '../../../kernel/trace.js'
 import { recordingOf } from '../../recording.js'
-import { roundMs } from '../events/collector.js'
+import { roundMs } from '../../panel-kit/calls.js'
 import { buildTimeline } from './timeline.js'
 import type { Timeline, TimelineRow } from './timeline.js'
 
@@ -23,23 +22,6 @@ declare module '../../../kernel/collector.js' {
   interface CollectedData {
     time: TimeData
   }
-}
-
-let heapReadAt = -Infinity
-let heapRead = 0
-
-/**
- * The heap in use, read at most once a millisecond: V8 fills a whole statistics object for
- * each read, and under load the start and end of thousands of requests fall in the same
- * millisecond (the figure is the heap of the process, not of one request, either way).
- */
-export function heapUsed (): number {
-  const now = performance.now()
-  if (now - heapReadAt >= 1) {
-    heapRead = getHeapStatistics().used_heap_size
-    heapReadAt = now
-  }
-  return heapRead
 }
 
 /**

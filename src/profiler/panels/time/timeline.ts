@@ -2,7 +2,7 @@ import type { TraceEntry } from '../../../kernel/trace.js'
 import type { Redactor } from '../../../http/redact.js'
 import { truncate } from '../../../http/redact.js'
 import type { Span } from '../../spans.js'
-import { roundMs } from '../events/collector.js'
+import { roundMs } from '../../panel-kit/calls.js'
 
 /** One bar of the timeline: a stage, a listener, the controller, or a span of the request. */
 export interface TimelineRow {
