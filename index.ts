@@ -45,11 +45,19 @@ export type {
 } from './src/kernel/events.js'
 export type { RouteDefinition } from './src/routing/route-table.js'
 // data collectors: a profiler panel and its toolbar item (docs/profiler.md)
-export type { Collector, CollectedData, FinishedRequest, Badge } from './src/kernel/collector.js'
+export type { Collector, CollectedData, FinishedRequest, FinishedUnit, RecordedUnit, Badge, PanelFigures, ProfileFigures } from './src/kernel/collector.js'
 export type { ProfilerOptions } from './src/profiler/options.js'
 export type { Profile, ProfileSummary } from './src/profiler/profile.js'
+// an app's own profiler integration (`profiler.integrations`: its capture, panel and routes; docs/getting-started.md)
+export type { ProfilerIntegration, IntegrationContext, IntegrationParts, IntegrationProfiler, ProfilerRoute, ProfilerRouteKit, SpanHandling } from './src/profiler/integration.js'
+export type { ChannelSubscription } from './src/profiler/instrument/channels.js'
+export type { ModuleInstrumentation } from './src/profiler/instrument/modules.js'
+export type { InstrumentedCopy } from './src/profiler/instrument/notices.js'
+export type { RecordingExtension, LiveUnit } from './src/profiler/recorder.js'
+export type { Recording } from './src/profiler/recording.js'
+export type { PageModel } from './src/profiler/pages/pages.js'
 // an app's own profile storage (`profiler.storage`; docs/profiler.md "Storage"), held to the contract of `fastify-kernel/testing`
-export type { ProfileStorage, ProfileFilter } from './src/profiler/storage/storage.js'
+export type { ProfileStorage, ProfileFilter, FigureFilter } from './src/profiler/storage/storage.js'
 export type { LogRecord } from './src/profiler/panels/logs/collector.js'
 export type { ProfiledResponse } from './src/profiler/profiler.js'
 export type { Stopwatch, StopwatchEvent, StopwatchPeriod } from './src/kernel/stopwatch.js'

@@ -117,7 +117,7 @@ export async function registerProfilerController (app: FastifyInstance, kernel: 
 
   app.get(`${PROFILER_PATH}/`, config('_profiler_search'), async function profilerSearch (request: FastifyRequest, reply) {
     const { filter, form, problems } = parseFilter(request.query)
-    return page(reply, { ...searchPage(await read(storage.find(filter)), form, storage.size, profiler.dropped, problems), capture: captureView(request) })
+    return page(reply, { ...searchPage(await read(storage.find(filter)), form, storage.size, profiler.dropped, problems, panels.label), capture: captureView(request) })
   })
 
   app.get(`${PROFILER_PATH}/latest`, config('_profiler_latest'), async function profilerLatest (request, reply) {
