@@ -166,7 +166,7 @@ interface CollectorBase<D> {
    * returned
    */
   figures?(data: D): PanelFigures
-  /** the panel block's model (default: the data) */
+  /** the panel block's model (default: a table of flat data's fields, or else its JSON, as `rows` and `pretty`) */
   panel?(data: D, profile: ProfileSummary): object
   /** a figure next to the panel's name in the menu */
   badge?(data: D, profile: ProfileSummary): Badge | undefined
