@@ -9,7 +9,7 @@
 // (undici publishes 25 frames inside it: the capture starts below `fetch`).
 import { channel, tracingChannel } from 'node:diagnostics_channel'
 import { KernelContext } from '../dist/src/kernel/context.js'
-import { runInRequest } from '../dist/src/kernel/async-context.js'
+import { runInUnit } from '../dist/src/kernel/async-context.js'
 import { SpanList } from '../dist/src/profiler/spans.js'
 import { Recording } from '../dist/src/profiler/recording.js'
 import { captureOf, handleSpansOf } from '../dist/src/profiler/integrations.js'
@@ -83,7 +83,7 @@ function round ({ call, collector }, withOrigins) {
   const recording = new Recording('bench', 'request', undefined, undefined, context, undefined, 0, new SpanList(N, context.startedAt, withOrigins ? origins : undefined))
   context.set('profiler', recording)
   let start = performance.now()
-  runInRequest(context, () => deep(DEPTH, () => { for (let i = 0; i < N; i++) call() }))
+  runInUnit(context, () => deep(DEPTH, () => { for (let i = 0; i < N; i++) call() }))
   const record = performance.now() - start
   start = performance.now()
   // as the unit ends (each span keeps plain values, its origin resolved), then as it is read

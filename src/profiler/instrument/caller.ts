@@ -9,10 +9,10 @@ const kCaller = Symbol('fastify-kernel.caller')
 type WithCaller = KernelContext & { [kCaller]?: CapturedStack }
 
 /**
- * The request the calling code runs for, remembered for a callback a library runs later (a pool
- * handing a connection to the next caller in line): with, when the request captures origins,
+ * The unit the calling code runs for, remembered for a callback a library runs later (a pool
+ * handing a connection to the next caller in line): with, when the unit captures origins,
  * the caller's stack, where its call was made. The call then starts on a later tick, with no
- * frame of the app's on its stack; its span falls back to this one. A view of the request's
+ * frame of the app's on its stack; its span falls back to this one. A view of the unit's
  * context, as the kernel's own traffic is one (`asKernelTraffic`): a second AsyncLocalStorage
  * would cost every promise.
  */

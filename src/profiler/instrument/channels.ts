@@ -1,6 +1,6 @@
 import { channel, tracingChannel } from 'node:diagnostics_channel'
 import type { TracingChannelSubscribers } from 'node:diagnostics_channel'
-import { currentKernelContext, restoreRequestContext } from '../../kernel/async-context.js'
+import { currentKernelContext, restoreUnitContext } from '../../kernel/async-context.js'
 import type { KernelContext } from '../../kernel/context.js'
 import { ProcessShare } from './process-share.js'
 import { rememberCaller } from './caller.js'
@@ -12,7 +12,7 @@ import { spansOf } from '../spans.js'
 /**
  * A handler of a plain channel (undici's, node:http's), the handlers of a tracing channel
  * (ioredis', mysql2's…), a tracing channel whose callbacks must run in the unit that made
- * the call (`restore`: a pool's queue, see restoreRequestContext), or, for a library that
+ * the call (`restore`: a pool's queue, see restoreUnitContext), or, for a library that
  * publishes nothing, what instruments it (`instrument`, returning what undoes it, and when it
  * must be awaited, what settles once it is in place). `record`: a plain channel's messages
  * published inside a recorded unit, given with that unit's context (an app's capture: it needs
@@ -31,8 +31,8 @@ export type ChannelSubscription =
  */
 export type ChannelHandler<M> = (message: M, subscriber: Function) => void
 
-const kRequest = Symbol('fastify-kernel.request')
-type Remembered = object & { [kRequest]?: KernelContext }
+const kUnit = Symbol('fastify-kernel.unit')
+type Remembered = object & { [kUnit]?: KernelContext }
 
 /**
  * A handler must never throw: diagnostics_channel re-throws a subscriber's error on the next
@@ -98,7 +98,7 @@ export class ProcessChannels {
         this.active.push(() => { plain.unsubscribe(handler) })
       } else if ('restore' in subscription) {
         const traced = tracingChannel(subscription.restore)
-        // the request, and where it made the call: the call itself starts on a later tick
+        // the unit, and where it made the call: the call itself starts on a later tick
         let site: OriginCapture | undefined
         let siteFor: Function | undefined
         const remember = guarded((message: object, subscriber) => {
@@ -106,10 +106,10 @@ export class ProcessChannels {
             siteFor = subscriber
             site = tracedCallSite(subscriber)
           }
-          ;(message as Remembered)[kRequest] = rememberCaller(site!)
+          ;(message as Remembered)[kUnit] = rememberCaller(site!)
         })
         traced.start.subscribe(remember as (message: unknown) => void)
-        const unbind = restoreRequestContext(traced.asyncStart, (message) => (message as Remembered)[kRequest])
+        const unbind = restoreUnitContext(traced.asyncStart, (message) => (message as Remembered)[kUnit])
         this.active.push(() => { unbind(); traced.start.unsubscribe(remember as (message: unknown) => void) })
       } else if ('tracing' in subscription) {
         const handlers = Object.fromEntries(Object.entries(subscription.handlers).map(([event, fn]) => [event, guarded(fn as ChannelHandler<unknown>)])) as unknown as TracingChannelSubscribers<object>

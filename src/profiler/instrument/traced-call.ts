@@ -19,7 +19,7 @@ export interface TracedContext {
 
 /**
  * The handlers of a tracing channel whose calls become spans of `kind`: `start` (published in the
- * caller's async context) opens the span of the request that made the call, with what `raw`
+ * caller's async context) opens the span of the unit that made the call, with what `raw`
  * keeps of it (references only: formatting waits for the profile); the call's end or failure
  * closes it, whichever way the library traces it (a promise, a callback, or synchronously).
  */
@@ -29,14 +29,14 @@ export function tracedCalls<C extends object> (tracing: string, kind: string, ra
   let siteFor: Function | undefined
   const handlers = {
     start (context: C & TracedContext, subscriber: Function) {
-      const request = currentKernelContext()
-      const spans = spansOf(request)
+      const unit = currentKernelContext()
+      const spans = spansOf(unit)
       if (spans === undefined) return
-      const traffic = kernelTrafficOf(request!)
+      const traffic = kernelTrafficOf(unit!)
       const data = raw(context, traffic)
       if (data === undefined) return
       // the kernel's own calls come from no line of the app's; a pooled call may have started on a later tick
-      const caller = callerOf(request)
+      const caller = callerOf(unit)
       // subscribed anew when a profiler starts after the last one closed: a new guard
       if (siteFor !== subscriber) {
         siteFor = subscriber

@@ -11,7 +11,7 @@ export function roundMs (ms: number): number {
 
 /** What every call of the HTTP Client, Database and Cache panels has: when, how long, how it ended. */
 export interface TimedCall {
-  /** milliseconds from the start of the request */
+  /** milliseconds from the start of the unit */
   start: number
   /** null: still running when the response was sent */
   duration: number | null
@@ -28,7 +28,7 @@ export function timing (span: Span): TimedCall {
   return call
 }
 
-/** The request's spans of one kind (formatted: the profiler formats them before collecting). */
+/** The unit's spans of one kind (formatted: the profiler formats them before collecting). */
 export function spansOfKind (context: KernelContext, kind: string): Span[] {
   return recordingOf(context)?.spans.spans.filter((span) => span.kind === kind) ?? []
 }
@@ -52,16 +52,10 @@ export function totals (calls: readonly TimedCall[]): Totals {
   return { count: calls.length, totalMs: roundMs(totalMs), errors, running }
 }
 
-/** Errors first, else the count. */
-export function ioBadge (sums: Totals): Badge | undefined {
-  if (sums.errors > 0) return { text: String(sums.errors), kind: 'error' }
-  return sums.count > 0 ? { text: String(sums.count), kind: 'info' } : undefined
-}
-
 /**
  * A toolbar item's model: the count and the total time, highlighted as an error when a call
  * failed, as a warning above the user's threshold (milliseconds of the panel's total time).
- * No item for a request that made no such call.
+ * No item for a unit that made no such call.
  */
 export function ioToolbar (sums: Totals, thresholdMs: number, extra: object = {}): object | undefined {
   if (sums.count === 0) return undefined

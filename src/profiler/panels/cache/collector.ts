@@ -7,7 +7,7 @@ import { N_PLUS_ONE } from '../../panel-kit/repeats.js'
 import { keyShape, repeatedShapes } from '../../panel-kit/repeats.js'
 import type { Repeated } from '../../panel-kit/repeats.js'
 
-/** One Redis command of the request. */
+/** One Redis command of the unit. */
 export interface CacheCommandRecord extends TimedCall, CacheSpanData {}
 
 export interface CacheData {
@@ -72,7 +72,7 @@ function rows (commands: readonly CacheCommandRecord[], repeated: ReadonlyMap<st
 
 /**
  * The Cache panel (Django Debug Toolbar's Cache panel, Telescope's Redis watcher): every Redis
- * command of the request (ioredis, node-redis) with its keys, time, failure, where the app sent
+ * command of the unit (ioredis, node-redis) with its keys, time, failure, where the app sent
  * it, and for a read whether it found what it asked for (hits and misses, the hit ratio on the
  * toolbar item). One command shape repeated 3 times or more (`GET book:{id}`: a read per item
  * of a list) is flagged as a likely N+1, as the Database panel flags statements. The kernel's

@@ -83,20 +83,20 @@ function sqlCalls (tracing: string, system: string | undefined, driver: string |
 
 /**
  * Opens the `db` span of a statement an instrumented driver (pg, better-sqlite3) is making, in
- * the request the calling code runs for; undefined outside a profiled request. `context` is kept
+ * the unit the calling code runs for; undefined outside a profiled unit. `context` is kept
  * as it is (references: formatting waits for the profile); its `result` or `error` is set by the
  * caller before it ends the span.
  */
 export function startSql (context: SqlTraceContext & TracedContext, system: string, driver: string, via?: ExplainVia): OpenSpan | undefined {
-  const request = currentKernelContext()
-  const spans = spansOf(request)
+  const unit = currentKernelContext()
+  const spans = spansOf(unit)
   if (spans === undefined) return undefined
-  return spans.start(DB, DB, new SqlCall(context, system, driver, kernelTrafficOf(request!), via) as unknown as Record<string, unknown>)
+  return spans.start(DB, DB, new SqlCall(context, system, driver, kernelTrafficOf(unit!), via) as unknown as Record<string, unknown>)
 }
 
 /** mysql2 (3.20 and later) publishes its queries and prepared statements; the app publishes the rest on DB_CHANNEL. */
 export const dbChannels: readonly ChannelSubscription[] = [
-  // a pool hands a freed connection to the next caller from the request that freed it
+  // a pool hands a freed connection to the next caller from the unit that freed it
   { restore: 'mysql2:pool:connect' },
   {
     tracing: 'mysql2:pool:connect',

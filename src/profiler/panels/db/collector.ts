@@ -6,7 +6,7 @@ import type { TimedCall } from '../../panel-kit/calls.js'
 import { N_PLUS_ONE } from '../../panel-kit/repeats.js'
 import { ioToolbar, rowClass, spansOfKind, timing, totals } from '../../panel-kit/calls.js'
 
-/** One SQL statement of the request. */
+/** One SQL statement of the unit. */
 export interface DbStatementRecord extends TimedCall, DbSpanData {}
 
 export interface DbData {
@@ -104,7 +104,7 @@ function rows (statements: readonly DbStatementRecord[], slowMs: number, duplica
 
 /**
  * The Database panel (Symfony's Doctrine panel, Django Debug Toolbar's SQL panel): every
- * statement of the request with its parameters, time, rows and failure; identical statements
+ * statement of the unit with its parameters, time, rows and failure; identical statements
  * grouped with their count, a shape repeated with different parameters flagged as a likely
  * N+1, slow statements highlighted. The kernel's own statements (a session store's) are shown
  * apart and not counted on the toolbar.

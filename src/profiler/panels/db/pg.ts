@@ -1,4 +1,4 @@
-import { currentKernelContext, runInRequest } from '../../../kernel/async-context.js'
+import { currentKernelContext, runInUnit } from '../../../kernel/async-context.js'
 import type { KernelContext } from '../../../kernel/context.js'
 import type { OpenSpan } from '../../spans.js'
 import type { ChannelSubscription } from '../../instrument/channels.js'
@@ -77,11 +77,11 @@ function finisher (span: OpenSpan, context: TracedContext): (error: unknown, res
   }
 }
 
-/** A callback run in the request that made the call (pg runs it from the connection's socket, whoever's it was). */
-function callbackIn (request: KernelContext, callback: (...args: unknown[]) => unknown, finish: (error: unknown, result?: unknown) => void): (...args: unknown[]) => unknown {
+/** A callback run in the unit that made the call (pg runs it from the connection's socket, whoever's it was). */
+function callbackIn (unit: KernelContext, callback: (...args: unknown[]) => unknown, finish: (error: unknown, result?: unknown) => void): (...args: unknown[]) => unknown {
   return function (this: unknown, ...args: unknown[]) {
     finish(args[0], args[1])
-    return runInRequest(request, () => callback.apply(this, args))
+    return runInUnit(unit, () => callback.apply(this, args))
   }
 }
 
@@ -102,8 +102,8 @@ function watchSubmittable (query: QueryLike, finish: (error: unknown, result?: u
 
 function instrumentClientQuery (unpatch: () => void): (original: PgClient['query']) => PgClient['query'] {
   return (original) => function query (this: PgClient, ...args: unknown[]) {
-    const request = currentKernelContext()
-    const statement = request === undefined ? undefined : statementOf(args[0], args[1])
+    const unit = currentKernelContext()
+    const statement = unit === undefined ? undefined : statementOf(args[0], args[1])
     if (statement === undefined) return original.apply(this, args)
     const via: ExplainVia = poolOf.has(this) ? { kind: 'pg-pool', handle: poolOf.get(this)! } : { kind: 'pg-client', handle: this }
     const context: SqlTraceContext & TracedContext = { query: statement.text, values: statement.values }
@@ -117,9 +117,9 @@ function instrumentClientQuery (unpatch: () => void): (original: PgClient['query
     if (typeof config === 'object' && typeof config.submit === 'function') {
       watchSubmittable(config, finish)
     } else if (typeof args[1] === 'function') {
-      args[1] = callbackIn(request!, args[1] as (...a: unknown[]) => unknown, finish)
+      args[1] = callbackIn(unit!, args[1] as (...a: unknown[]) => unknown, finish)
     } else if (typeof args[2] === 'function') {
-      args[2] = callbackIn(request!, args[2] as (...a: unknown[]) => unknown, finish)
+      args[2] = callbackIn(unit!, args[2] as (...a: unknown[]) => unknown, finish)
     } else {
       promised = true
     }
@@ -144,15 +144,15 @@ function instrumentClientQuery (unpatch: () => void): (original: PgClient['query
 
 function instrumentPoolConnect (original: (...args: unknown[]) => unknown): (...args: unknown[]) => unknown {
   return function connect (this: object, ...args: unknown[]) {
-    const request = currentKernelContext()
-    if (request === undefined) return original.apply(this, args)
+    const unit = currentKernelContext()
+    if (unit === undefined) return original.apply(this, args)
     const pool = this
     const callback = args[0]
     if (typeof callback === 'function') {
-      // pg-pool runs a waiting caller's callback from another request's release()
+      // pg-pool runs a waiting caller's callback from another unit's release()
       args[0] = function (this: unknown, ...results: unknown[]) {
         if (typeof results[1] === 'object' && results[1] !== null) poolOf.set(results[1], pool)
-        return runInRequest(request, () => (callback as (...a: unknown[]) => unknown).apply(this, results))
+        return runInUnit(unit, () => (callback as (...a: unknown[]) => unknown).apply(this, results))
       }
       return original.apply(this, args)
     }
@@ -230,7 +230,7 @@ interface PgChannelContext {
 
 /**
  * A pg that publishes `pg:query` itself: its statements from the channel (and pg-pool's
- * `pg:pool:connect` callbacks bound to their request), as mysql2's. During a call the
+ * `pg:pool:connect` callbacks bound to their unit), as mysql2's. During a call the
  * instrumentation makes (a pg found to publish at its first statement), the instrumentation
  * records it and the channel is left out.
  */

@@ -204,14 +204,14 @@ export const betterSqlite3Instrumentation: ModuleInstrumentation = {
 export const sqliteChannels: readonly ChannelSubscription[] = [{
   name: 'sqlite.db.query',
   handler (message: unknown) {
-    const request = currentKernelContext()
-    const spans = spansOf(request)
+    const unit = currentKernelContext()
+    const spans = spansOf(unit)
     if (spans === undefined) return
     const text = typeof message === 'string' ? message : (message as { sql?: unknown, expandedSQL?: unknown, query?: unknown } | null)?.sql ?? (message as { query?: unknown } | null)?.query
     if (typeof text !== 'string') return
     const database = (message as { database?: unknown } | null)?.database
     const context: SqlTraceContext = { query: text }
     if (typeof database === 'string') context.database = database
-    spans.start(DB, DB, new SqlCall(context, 'sqlite', 'node:sqlite', kernelTrafficOf(request!)) as unknown as Record<string, unknown>).end()
+    spans.start(DB, DB, new SqlCall(context, 'sqlite', 'node:sqlite', kernelTrafficOf(unit!)) as unknown as Record<string, unknown>).end()
   }
 }]

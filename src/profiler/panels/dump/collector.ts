@@ -9,7 +9,7 @@ export interface DumpEntry {
   label?: string
   /** `node:util` inspect's text of the value, at the call */
   text: string
-  /** milliseconds from the start of the request */
+  /** milliseconds from the start of the unit */
   at: number
   /** where it was called: the source file (relative to the project), its line, an editor link */
   file?: string
@@ -23,7 +23,7 @@ export interface DumpEntry {
 
 export interface DumpData {
   dumps: DumpEntry[]
-  /** dumps beyond the bound (100 a request): counted, not kept */
+  /** dumps beyond the bound (100 a unit): counted, not kept */
   dropped: number
 }
 
@@ -37,7 +37,7 @@ const TOOLBAR_DUMPS = 10
 const PREVIEW = 80
 
 /**
- * The dump panel (Symfony's "Dump"): each `dump(value, label?)` of the request, its text and
+ * The dump panel (Symfony's "Dump"): each `dump(value, label?)` of the unit, its text and
  * where it was called (source-mapped), counted on the toolbar. Dumps are shown as the app
  * dumped them: masking is for what the profiler records by itself, a dump is the developer's
  * explicit choice (as in Symfony).

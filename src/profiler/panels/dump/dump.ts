@@ -11,7 +11,7 @@ import type { KernelContext } from '../../../kernel/context.js'
 export interface RecordedDump {
   label?: string
   text: string
-  /** milliseconds from the start of the request */
+  /** milliseconds from the start of the unit */
   at: number
   /** the caller's stack (a few frames), resolved to the app's frame as the unit ends (settleDumps) */
   stack?: CapturedStack
@@ -31,12 +31,12 @@ export interface RecordedDumps {
 
 declare module '../../../kernel/context.js' {
   interface KernelState {
-    /** the request's `dump()` calls, when it is profiled */
+    /** the unit's `dump()` calls, when it is profiled */
     dumps: RecordedDumps
   }
 }
 
-/** Dumps kept per request. */
+/** Dumps kept per unit. */
 export const MAX_DUMPS = 100
 /** Characters kept of one dump's text. */
 export const MAX_DUMP_TEXT = 64 * 1024
@@ -44,7 +44,7 @@ export const MAX_DUMP_TEXT = 64 * 1024
 /** while no profiler is alive in this process, `dump()` returns at once */
 const listening = new ProcessShare()
 
-/** A profiler starts (debug mode): `dump()` records in its profiled requests. Returns the stop. */
+/** A profiler starts (debug mode): `dump()` records in its profiled units. Returns the stop. */
 export function listenToDumps (): () => void {
   return listening.retain()
 }
@@ -53,14 +53,14 @@ export function listenToDumps (): () => void {
 const DUMP_FRAMES = 8
 
 /**
- * Shows `value` in the profiler's dump panel of the request the calling code runs for
+ * Shows `value` in the profiler's dump panel of the unit the calling code runs for
  * (Symfony's `dump()`): inspected at the call (later changes to it do not show), bounded as
  * Symfony's VarDumper bounds it (DUMP_LIMITS: 2500 items in all, 250 an object, 4 levels,
  * strings of 10 000 characters; what is left out is counted), with the file and line it was
  * called from; counted on the toolbar. Returns `value`,
  * so it can wrap an expression.
  *
- * Outside a profiled request — production, start-up, a timer of the app's own, a request the
+ * Outside a profiled unit — production, start-up, a timer of the app's own, a unit the
  * profiler does not record — it does nothing at all: it never writes to a response, a log or
  * the console, and costs a counter read when no profiler runs in the process.
  */

@@ -32,7 +32,7 @@ class HttpCall {
   /** the bodies' first bytes, when they are text (see http-body.ts) */
   requestBody: BodyTee | undefined
   responseBody: BodyTee | undefined
-  /** what is left of the request's budget for bodies */
+  /** what is left of the unit's budget for bodies */
   budget: BodyBudget | undefined
 
   /** the request as sent, told when the unit ended (the library's request object is not kept) */
@@ -64,7 +64,7 @@ export function settleHttpClientSpan (span: Span): void {
 
 /** The call each library request object stands for, while it runs. */
 const calls = new WeakMap<object, HttpCall>()
-/** each profiled request's budget for the bodies of its calls */
+/** each profiled unit's budget for the bodies of its calls */
 const budgets = new WeakMap<SpanList, BodyBudget>()
 
 function begin (request: object, call: HttpCall, method: string, origin: (spans: SpanList) => OriginCapture | CapturedStack | null): boolean {

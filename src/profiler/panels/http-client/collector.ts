@@ -8,7 +8,7 @@ import { N_PLUS_ONE } from '../../panel-kit/repeats.js'
 import { repeatedShapes, urlShape } from '../../panel-kit/repeats.js'
 import type { Repeated } from '../../panel-kit/repeats.js'
 
-/** One outgoing HTTP call of the request. */
+/** One outgoing HTTP call of the unit. */
 export interface HttpCallRecord extends TimedCall, HttpClientSpanData {}
 
 export interface HttpClientData {
@@ -57,7 +57,7 @@ function analyse (data: HttpClientData): Repeated[] {
 
 /**
  * The HTTP Client panel (Symfony's `http_client`, Telescope's client requests): every call the
- * request made through `fetch` (undici) or node:http, with its status, time, headers, where the
+ * unit made through `fetch` (undici) or node:http, with its status, time, headers, where the
  * app made it, the bodies when they are text (the first 64 KiB, masked), and the call as a
  * curl command to copy (secrets masked). A call of `slowMs` or more is highlighted; calls to one
  * URL shape (ids taken out of the path) 3 times or more are flagged as a likely N+1. The

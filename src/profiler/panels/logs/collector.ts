@@ -6,11 +6,11 @@ import { PROFILER_PATH, recordingOf } from '../../recording.js'
 import { LEVEL_NAMES, settledLogValue } from '../../log-capture.js'
 import type { CapturedLogs } from '../../log-capture.js'
 
-/** One log record of the request, as the logs panel shows it. */
+/** One log record of the unit, as the logs panel shows it. */
 export interface LogRecord {
   level: number
   levelName: string
-  /** milliseconds since the request started */
+  /** milliseconds since the unit started */
   offset: number
   message: string
   context: unknown
@@ -68,7 +68,7 @@ function counts (records: readonly LogRecord[]): { errors: number, warnings: num
   return { errors, warnings }
 }
 
-/** The logs panel (Symfony's "logger"): the request's pino records, and the toolbar's logs item. */
+/** The logs panel (Symfony's "logger"): the unit's pino records, and the toolbar's logs item. */
 export const logsCollector: Collector<LogRecord[]> = {
   name: 'logs',
   kinds: 'all',

@@ -19,7 +19,7 @@ export interface TemplateRunRecord {
 export interface TemplateRender {
   template: string
   layout?: string
-  /** milliseconds from the start of the request */
+  /** milliseconds from the start of the unit */
   start: number
   /** null: still rendering when the response was sent */
   duration: number | null

@@ -5,7 +5,7 @@ import { roundMs } from '../../panel-kit/calls.js'
 import { buildTimeline } from './timeline.js'
 import type { Timeline, TimelineRow } from './timeline.js'
 
-/** Total time, time to first byte, the controller's time, heap used, and the request's timeline. */
+/** Total time, time to first byte, the controller's time, heap used, and the unit's timeline. */
 export interface TimeData {
   totalMs: number
   /** until the response was handed to Node (end of kernel.response) */
@@ -14,7 +14,7 @@ export interface TimeData {
   controllerMs: number | null
   heapUsedStart: number
   heapUsedEnd: number
-  /** stages, listeners, the controller and every span of the request (absent in profiles of older versions) */
+  /** stages, listeners, the controller and every span of the unit (absent in profiles of older versions) */
   timeline?: Timeline
 }
 

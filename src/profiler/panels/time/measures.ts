@@ -47,14 +47,14 @@ function unwrapMeasure (): void {
 const measures = new ProcessShare(wrapMeasure, unwrapMeasure)
 
 /**
- * `performance.measure()` calls made during a profiled request become `measure` spans of it.
+ * `performance.measure()` calls made during a profiled unit become `measure` spans of it.
  *
  * A PerformanceObserver cannot attribute them: its callback runs later, for a batch of entries
- * made by any request, outside the request's async context; and two concurrent requests'
- * time windows overlap, so a measure's times name no single request. The measure is therefore
+ * made by any unit, outside the unit's async context; and two concurrent units'
+ * time windows overlap, so a measure's times name no single unit. The measure is therefore
  * attributed where it is made: `performance.measure` is wrapped while at least one profiler
  * is alive (reference-counted, once per process, as the diagnostics channel subscriptions),
- * and the wrapper adds the entry it returns to the span list of the request it runs for.
+ * and the wrapper adds the entry it returns to the span list of the unit it runs for.
  * Production wraps nothing. Limits: a measure made through a reference to the function taken
  * before the profiler started, or in a worker thread, is not seen.
  *

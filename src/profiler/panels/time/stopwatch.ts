@@ -9,7 +9,7 @@ const MAX_PERIODS = 1000
 class RecordedEvent implements StopwatchEvent {
   readonly ended: StopwatchPeriod[] = []
   duration = 0
-  /** the running period: its start (ms from the request's start) and its span */
+  /** the running period: its start (ms from the unit's start) and its span */
   running: { start: number, span: OpenSpan } | undefined
 
   constructor (readonly name: string, readonly category: string) {}
@@ -24,12 +24,12 @@ class RecordedEvent implements StopwatchEvent {
 }
 
 /**
- * The stopwatch of a profiled request: each period is an `app` span of the request (its
+ * The stopwatch of a profiled unit: each period is an `app` span of the unit (its
  * category in the span's data), so the timeline shows it among the stages, the I/O and the
  * renders; a period still running when the response was sent is shown as running.
  */
 export class RecordingStopwatch implements Stopwatch {
-  /** made at the first event: most requests never time anything of their own */
+  /** made at the first event: most units never time anything of their own */
   private byName: Map<string, RecordedEvent> | undefined
 
   constructor (private readonly spans: SpanList, private readonly origin: number) {}

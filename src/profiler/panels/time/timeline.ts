@@ -4,12 +4,12 @@ import { truncate } from '../../../http/redact.js'
 import type { Span } from '../../spans.js'
 import { roundMs } from '../../panel-kit/calls.js'
 
-/** One bar of the timeline: a stage, a listener, the controller, or a span of the request. */
+/** One bar of the timeline: a stage, a listener, the controller, or a span of the unit. */
 export interface TimelineRow {
   /** `stage`, `listener`, `controller`, or the span's kind (`http_client`, `db`, `cache`, `template`, `app`, `measure`, `otel`…) */
   kind: string
   name: string
-  /** milliseconds from the start of the request */
+  /** milliseconds from the start of the unit */
   start: number
   /** null: still running when the response was sent */
   duration: number | null
@@ -48,7 +48,7 @@ export function spanLabel (name: string, redactor: Redactor): string {
 }
 
 /**
- * The request's timeline: stages and listeners (the kernel's trace), the controller between
+ * The unit's timeline: stages and listeners (the kernel's trace), the controller between
  * kernel.controller_arguments and the next stage, and every span, ordered by start (a stage
  * before its listeners, the kernel's rows before spans starting at the same time).
  */
