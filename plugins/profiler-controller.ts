@@ -129,7 +129,11 @@ export async function registerProfilerController (app: FastifyInstance, kernel: 
   })
 
   // the integrations' own routes (the mail's .eml, a queued job's profile, EXPLAIN, the CPU profile…)
-  const kit: ProfilerRouteKit = { load: async (token) => await read(storage.load(token)), page }
+  const kit: ProfilerRouteKit = {
+    load: async (token) => await read(storage.load(token)),
+    stored: async (token) => { await profiler.untilStored(token); return await read(storage.load(token)) },
+    page
+  }
   for (const route of integrations.routes) {
     app.route({ method: route.method, url: `${PROFILER_PATH}${route.path}`, ...config(route.name), handler: async (request, reply) => await route.handler(request, reply, kit) })
   }

@@ -137,6 +137,11 @@ export interface ProfilerRoute {
 export interface ProfilerRouteKit {
   /** a stored profile (a storage that is down: a 503 naming it) */
   load (token: string): Promise<Profile | undefined>
+  /**
+   * the same, once its unit's save has settled: asked right after its response (a link followed,
+   * curl, a script), a profile may still be on its way to the storage (waited for up to 2 s)
+   */
+  stored (token: string): Promise<Profile | undefined>
   /** a page of the profiler's layout, under the response's CSP nonces */
   page (reply: FastifyReply, model: PageModel): Promise<FastifyReply>
 }

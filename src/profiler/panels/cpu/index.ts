@@ -55,9 +55,7 @@ export const cpu: ProfilerIntegration = {
         name: '_profiler_cpuprofile',
         async handler (request: FastifyRequest, reply: FastifyReply, kit) {
           const { token } = request.params as { token: string }
-          // asked right after its response (curl, a script), the profile may still be on its way to the storage
-          await profiler.untilStored(token)
-          const profile = await kit.load(token)
+          const profile = await kit.stored(token)
           if (profile === undefined) throw new NotFoundHttpException(`Token "${token}" not found.`)
           const cpu = profile.collected.cpu?.profile
           if (!isCpuProfile(cpu)) throw new NotFoundHttpException(`The profile "${profile.token}" has no CPU profile.`)

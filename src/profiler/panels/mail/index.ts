@@ -53,7 +53,7 @@ export const mailExtension: RecordingExtension = {
 export const mail: ProfilerIntegration = {
   name: 'mail',
   modules: [nodemailerInstrumentation],
-  setup: ({ profiler }) => ({
+  setup: () => ({
     extensions: [mailExtension],
     collectors: [mailCollector],
     routes: [{
@@ -65,9 +65,7 @@ export const mail: ProfilerIntegration = {
         const { token, eml: file } = request.params as { token: string, eml: string }
         const number = /^(\d{1,4})\.eml$/.exec(file)?.[1]
         if (number === undefined) throw new NotFoundHttpException(`No message "${file}": a message is downloaded as <number>.eml.`)
-        // asked right after its response (curl, a script), the profile may still be on its way to the storage
-        await profiler.untilStored(token)
-        const profile = await kit.load(token)
+        const profile = await kit.stored(token)
         if (profile === undefined) throw new NotFoundHttpException(`Token "${token}" not found.`)
         const message = profile.collected.mail?.messages?.[Number(number) - 1]
         if (message === undefined) throw new NotFoundHttpException(`The mail panel of token "${profile.token}" has no message ${number}.`)

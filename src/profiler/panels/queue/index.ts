@@ -51,8 +51,7 @@ export const queue: ProfilerIntegration = {
         name: '_profiler_queued_job',
         async handler (request: FastifyRequest, reply: FastifyReply, kit) {
           const { token, n: index } = request.params as { token: string, n: string }
-          await profiler.untilStored(token)
-          const profile = await kit.load(token)
+          const profile = await kit.stored(token)
           if (profile === undefined) return kit.page(reply, tokenNotFoundPage(token))
           const found = /^\d{1,6}$/.test(index) ? await queuedJobProfile(profiler.storage, profile, Number(index)) : { job: undefined }
           if (found.job === undefined) throw new NotFoundHttpException(`The queue panel of token "${profile.token}" has no job ${index}.`)
