@@ -30,7 +30,7 @@
 import { Readable } from 'node:stream'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RequestPayload } from 'fastify'
 import { KernelContext } from '../src/kernel/context.js'
-import { currentKernelContext, runInRequest } from '../src/kernel/async-context.js'
+import { currentKernelContext, runInUnit } from '../src/kernel/async-context.js'
 import type { Kernel } from '../src/kernel/kernel.js'
 import {
   ControllerArgumentsEvent,
@@ -142,7 +142,7 @@ function kernelRequest (request: FastifyRequest, reply: FastifyReply, done: Hook
   if (kernel.tracksAsyncContext) {
     // a request made inside another unit of work (`app.inject()` in a job) belongs to it
     context.parent = currentKernelContext()
-    runInRequest(context, () => { requestStage(kernel, request, reply, context, done) })
+    runInUnit(context, () => { requestStage(kernel, request, reply, context, done) })
   } else {
     requestStage(kernel, request, reply, context, done)
   }

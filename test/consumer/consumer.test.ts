@@ -58,6 +58,15 @@ function snippetFiles (file: string, name: string): Array<{ path: string, source
   })
 }
 
+/** The first ```ts block under a heading of a doc: the README's plugin snippet, the getting started's fuller app. */
+function snippet (file: string, heading: string, language = 'ts'): string {
+  const text = readFileSync(join(root, file), 'utf8')
+  const section = text.slice(text.indexOf(heading))
+  const match = new RegExp(`\`\`\`${language}\n([\\s\\S]*?)\`\`\``).exec(section)
+  if (!text.includes(heading) || match === null) throw new Error(`${file}: no ${language} snippet under "${heading}"`)
+  return match[1]
+}
+
 buildOnce()
 run('npm', ['pack', '--ignore-scripts', '--pack-destination', work, '--silent'], root)
 const tarball = join(work, readdirSync(work).find((f) => f.endsWith('.tgz'))!)
@@ -69,6 +78,7 @@ cpSync(fixture, app, { recursive: true, filter: (source) => !source.includes('no
 const snippetSources = [...snippetFiles('README.md', 'readme-snippet'), ...snippetFiles('docs/getting-started.md', 'getting-started-snippet')]
 for (const { path, source } of snippetSources) writeFileSync(join(app, 'snippets', path), source)
 for (const name of ['readme-snippet.ts', 'getting-started-snippet.ts']) cpSync(join(app, 'snippets', name), join(app, 'src', name))
+writeFileSync(join(app, 'src', 'getting-started-panel.ts'), '// docs/getting-started.md\'s panel with its own capture (flags.ts), verbatim\n' + snippet('docs/getting-started.md', '### A panel with its own capture'))
 run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--no-save', tarball], app)
 
 t.test('the package: a plugin with fastify as a peer, no service, a licence, links that resolve', async (t) => {
@@ -248,4 +258,21 @@ t.test("docs/getting-started.md's fuller app compiled and runs as the page says"
   t.equal(maintenance.statusCode, 503)
   t.equal(maintenance.headers['retry-after'], '60')
   t.equal(maintenance.body, 'Back soon')
+})
+
+t.test("docs/getting-started.md's panel with its own capture: two files and one option, compiled and run", async (t) => {
+  const compiled = join(app, 'dist/getting-started-panel.js')
+  // its template beside it, as the page says (flags.hbs)
+  writeFileSync(join(dirname(compiled), 'flags.hbs'), snippet('docs/getting-started.md', '### A panel with its own capture', 'handlebars'))
+  const { featureFlags, isOn } = await import(pathToFileURL(compiled).href) as { featureFlags: object, isOn: (flag: string) => boolean }
+  // the installed package, the app's own Fastify under it
+  const { createKernelApp } = await import(pathToFileURL(join(app, 'node_modules/fastify-kernel/dist/index.js')).href) as { createKernelApp: (options: { kernel: object }) => Promise<FastifyInstance> }
+  const flagged = await createKernelApp({ kernel: { debug: true, profiler: { integrations: [featureFlags] } } })
+  flagged.get('/checkout', async () => ({ newCheckout: isOn('new-checkout'), dark: isOn('dark-mode') }))
+  t.teardown(() => flagged.close())
+  const res = await flagged.inject({ url: '/checkout', headers: { host } })
+  const profile = await flagged.kernelProfiler.profileOf(res)
+  t.same(profile.collected.flags, [{ flag: 'new-checkout', on: true }, { flag: 'dark-mode', on: false }], 'the reads of the request, in its profile')
+  const panel = await flagged.inject({ url: `/_profiler/${profile.token}?panel=flags`, headers: { host } })
+  t.match(panel.body, '<h2>Feature flags</h2><table><tr><td>new-checkout</td><td>true</td></tr><tr><td>dark-mode</td><td>false</td></tr></table>', 'its panel, from its template')
 })

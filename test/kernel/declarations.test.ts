@@ -5,7 +5,8 @@
  * (`fastify-kernel/testing`, `/opentelemetry`) alone, every member the profiler and the kernel
  * declare (the session, security and locale features' come with the entry). Each is declared
  * where its panel or feature is written: a module that declares one and is not loaded by
- * `src/augmentations.ts` or `src/profiler/augmentations.ts` (a new panel, a collector moved)
+ * `src/augmentations.ts`, `src/profiler/augmentations.ts` or `src/profiler/panels/augmentations.ts` (a new
+ * panel, a collector moved)
  * fails here.
  */
 import t from 'tap'
@@ -38,7 +39,7 @@ const config = ts.getParsedCommandLineOfConfigFile(join(root, 'tsconfig.json'), 
 const packageFiles = config.fileNames.map((file) => file.slice(root.length + 1))
 const everything = members(packageFiles, sources)
 // the profiler's and the kernel's own: every source below the features (which the profiler may not import), the lists apart
-const FEATURES = /^src\/(session|security|locale)\/|^src\/augmentations\.ts$|^src\/profiler\/augmentations\.ts$|^(plugins|cli)\/|^index\.ts$/
+const FEATURES = /^src\/(session|security|locale)\/|^src\/(augmentations|testing|opentelemetry)\.ts$|^src\/profiler\/(panels\/)?augmentations\.ts$|^(plugins|cli)\/|^index\.ts$/
 const profilers = members(packageFiles.filter((file) => !FEATURES.test(file)), sources)
 
 t.test('the package\'s sources declare the panels and slots the docs name', async (t) => {
@@ -60,7 +61,7 @@ t.test('dist/index.d.ts: every built-in panel\'s data and state slot is typed', 
   t.same(seen.KernelState, everything.KernelState, 'KernelState: as in the sources')
 })
 
-for (const entry of ['dist/src/profiler/storage/contract.d.ts', 'dist/src/profiler/opentelemetry.d.ts']) {
+for (const entry of ['dist/src/testing.d.ts', 'dist/src/opentelemetry.d.ts']) {
   t.test(`${entry}: every panel and slot of the profiler and the kernel is typed`, async (t) => {
     for (const panel of ['db', 'http_client', 'cache', 'exception', 'request', 'time']) t.ok(profilers.CollectedData.includes(panel), `the profiler declares ${panel}`)
     const seen = members([entry, built.collector, built.context], built)
