@@ -8,6 +8,7 @@
  * test/kernel/declarations.test.ts fails when a module declaring a member is missing.
  */
 export type {} from './profiler/augmentations.js'
+export type {} from './profiler/panels/augmentations.js'
 export type {} from './locale/collector.js'
 export type {} from './locale/listeners.js'
 export type {} from './security/collector.js'

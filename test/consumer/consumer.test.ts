@@ -40,21 +40,33 @@ const TEST_OBJECT = 'declare const t: { ok: (value: unknown, message?: string) =
 
 /**
  * Every ```ts block of a doc as a source file of the app, the first one that builds an app under
- * `name`, verbatim; a fragment that uses the app (or a test's `t`) without defining them gets
- * the import of that app (or the declaration of `t`) above it, as the file it would live in has.
+ * `name`, verbatim; a fragment that uses the app, the kernel plugin, what an earlier snippet
+ * exports (or a test's `t`) without defining them gets their imports (or the declaration of `t`)
+ * above it, as the file it would live in has.
  */
 function snippetFiles (file: string, name: string): Array<{ path: string, source: string }> {
   const blocks = [...readFileSync(join(root, file), 'utf8').matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1])
   const program = blocks.findIndex((block) => /^export const app\b/m.test(block))
   if (program === -1) throw new Error(`${file}: no snippet builds an app`)
+  const pathOf = (index: number): string => index === program ? `${name}.ts` : `${name}-${index + 1}.ts`
+  // what an earlier snippet exports (a panel's integration, say), which a later one uses as the page does
+  const exported = blocks.flatMap((block, index) => [...block.matchAll(/^export (?:const|function|class) (\w+)/gm)].map((match) => ({ name: match[1], index })))
   return blocks.map((block, index) => {
-    if (index === program) return { path: `${name}.ts`, source: `// ${file}'s app, verbatim\n${block}` }
+    if (index === program) return { path: pathOf(index), source: `// ${file}'s app, verbatim\n${block}` }
     const preamble = [`// ${file}'s snippet ${index + 1}, verbatim (but for an OpenTelemetry import) below what it refers to`]
     if (/\bapp\./.test(block) && !/\b(const|let|var) app\b/.test(block)) preamble.push(`import { app } from './${name}.js'`)
+    // the kernel plugin, used (not as `app.kernel`, nor in a string or a comment) and not imported
+    const code = block.replace(/\/\/.*$/gm, '').replace(/'[^'\n]*'/g, "''")
+    if (/(?<![.\w])kernel\b(?!\.)/.test(code) && !/^import kernel\b/m.test(block)) preamble.push('import kernel from \'fastify-kernel\'')
+    for (const earlier of exported) {
+      if (earlier.name !== 'app' && earlier.index < index && new RegExp(`\\b${earlier.name}\\b`).test(block) && !new RegExp(`^export (?:const|function|class) ${earlier.name}\\b`, 'm').test(block)) {
+        preamble.push(`import { ${earlier.name} } from './${pathOf(earlier.index).replace(/\.ts$/, '.js')}'`)
+      }
+    }
     if (/^\s*t\.\w+\(/m.test(block)) preamble.push(TEST_OBJECT)
     // the OpenTelemetry subpath needs the app's own OpenTelemetry (an optional peer), which this app does not install
     const source = block.split('\n').filter((line) => !line.includes("from 'fastify-kernel/opentelemetry'")).join('\n')
-    return { path: `${name}-${index + 1}.ts`, source: `${preamble.join('\n')}\nexport {}\n${source}` }
+    return { path: pathOf(index), source: `${preamble.join('\n')}\nexport {}\n${source}` }
   })
 }
 
