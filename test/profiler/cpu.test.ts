@@ -216,7 +216,7 @@ t.test('"profile the next request": a same-origin POST arms this browser; its ne
   // the toolbar of any page of this browser shows it armed
   const before = await profiled(app, { url: '/page' })
   t.equal(before.profile.collected.cpu, undefined, 'another browser (no cookie) is not profiled')
-  t.match((await page(app, `/_wdt/${before.token}`, { cookie })).body, /data-kwdt="cpu-next" data-kwdt-armed>\s*<button class="kwdt-button" type="button" data-kwdt-cpu-next="\/_profiler\/cpu\/next" aria-pressed="true"/)
+  t.match((await page(app, `/_wdt/${before.token}`, { cookie })).body, /data-kwdt="cpu-next" data-kwdt-armed>\s*<button class="kwdt-main kwdt-button" type="button" data-kwdt-cpu-next="\/_profiler\/cpu\/next" aria-pressed="true"/)
   t.match((await page(app, `/_wdt/${before.token}`)).body, /data-kwdt="cpu-next">\s*<button[^>]+aria-pressed="false"[^>]*>Profile the next request</)
 
   // the browser's own requests are skipped: a stylesheet, a favicon, an image

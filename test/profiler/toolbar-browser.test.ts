@@ -78,15 +78,18 @@ if (chromiumAvailable(t)) {
     const pageToken = headers['x-debug-token']
 
     await page.waitForSelector('.kwdt[data-kwdt-loaded]')
-    t.equal(await page.evaluate(() => getComputedStyle(document.querySelector('.kwdt')!).position), 'fixed', 'the toolbar\'s stylesheet applied')
+    t.equal(await page.locator('.kwdt-bar').evaluate((bar) => getComputedStyle(bar).position), 'fixed', 'the toolbar\'s stylesheet applied (in its shadow root)')
     t.equal((await page.textContent('[data-kwdt-status]'))?.trim(), '200', 'the toolbar shows the status')
     t.equal((await page.textContent('[data-kwdt-route]'))?.trim(), '@ order_list', 'and the route')
     t.equal(await page.locator('[data-kwdt-user]').count(), 0, 'no security configured: no user item')
     t.equal(await page.textContent('#result'), '3 open orders', 'the page\'s own script ran')
 
     // the page's fetch() and XHR are listed, newest first, each with its own profile
-    await page.waitForFunction(() => document.querySelector('[data-kwdt-ajax-count]')?.textContent === '2')
-    await page.waitForFunction(() => document.querySelector('[data-kwdt-ajax-rows] tr td')?.textContent === 'POST')
+    // the toolbar is in a shadow root (Playwright's selectors pierce it; the DOM's do not)
+    const inToolbar = (selector: string): Promise<string | null> => page.locator(selector).first().textContent()
+    await page.waitForFunction(() => document.querySelector('fastify-kernel-toolbar')?.shadowRoot?.querySelector('[data-kwdt-ajax-count]')?.textContent === '2')
+    await page.waitForFunction(() => document.querySelector('fastify-kernel-toolbar')?.shadowRoot?.querySelector('[data-kwdt-ajax-rows] tr td')?.textContent === 'POST')
+    t.equal(await inToolbar('[data-kwdt-ajax-count]'), '2')
     t.equal(await page.locator('[data-kwdt-ajax-rows] tr').count(), 2, 'the stylesheet the page fetched is not listed: the browser\'s own kind of request')
     t.notMatch(await page.textContent('[data-kwdt-ajax-rows]') ?? '', 'theme.css')
     const xhrRow = await page.locator('[data-kwdt-ajax-rows] tr').first().locator('td').allTextContents()

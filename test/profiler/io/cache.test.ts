@@ -116,7 +116,7 @@ t.test('hits and misses: a read that found nothing is a miss (per key for MGET a
   t.match(panel, /<tr class="" data-command="2">[\s\S]*?<span class="flag flag-miss" data-read>miss<\/span>/)
   t.match(panel, /<tr class="" data-command="3">[\s\S]*?<span class="flag flag-hit" data-read>1 hit, 2 misses<\/span>/)
   const toolbar = (await page(app, `/_wdt/${token}`)).body
-  t.match(toolbar, /data-kwdt="cache">[\s\S]*?<span class="kwdt-label" data-kwdt-hit-ratio title="hit ratio of the reads">42 % hits<\/span>/, 'the hit ratio on the toolbar item')
+  t.match(toolbar, /data-kwdt="cache">[\s\S]*?<span class="kwdt-label kwdt-detail" data-kwdt-hit-ratio title="hit ratio of the reads">42 % hits<\/span>/, 'the hit ratio on the toolbar item')
   t.match(toolbar, /<tr><th>Reads<\/th><td>8: 5 hits, 7 misses<\/td><\/tr>/)
 })
 
