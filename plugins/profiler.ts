@@ -46,7 +46,7 @@ import type { PageModel } from '../src/profiler/pages/pages.js'
 import { explainPage, lastQueryValue, neighboursOf, noProfilesPage, parseFilter, profilePage, searchPage, tokenNotFoundPage } from '../src/profiler/pages/pages.js'
 import { isSameOrigin } from '../src/profiler/pages/same-origin.js'
 import { ExplainRefusal, explain } from '../src/profiler/io/explain.js'
-import { PROFILER_SCRIPT, readProfilerScript } from '../src/profiler/pages/script.js'
+import { PROFILER_SCRIPTS, readProfilerScript } from '../src/profiler/pages/script.js'
 
 const PARTIALS: Record<string, string> = {
   profile: 'profiler/profile.hbs',
@@ -119,7 +119,7 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, pr
   kernel.tracksAsyncContext = true
   kernel.errorPageExtensions.push(profiler.requests.errorPage)
   if (profilerOptions.toolbar) {
-    kernel.subscribe([subscription(Stage.RESPONSE, Priority.WEB_DEBUG_TOOLBAR, 'web debug toolbar', new WebDebugToolbar(profiler.admission.admits).listener)], 'profiler')
+    kernel.subscribe([subscription(Stage.RESPONSE, Priority.WEB_DEBUG_TOOLBAR, 'web debug toolbar', new WebDebugToolbar(profiler.admission.admits, profilerOptions.toolbarAjaxReplace).listener)], 'profiler')
   }
   // the built-in panels; features (session, security, locale) and apps add theirs to the kernel
   kernel
@@ -236,11 +236,13 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, pr
   // the CPU profile of one chosen request: its extension, panel, download and the toolbar's button
   const nextRequestButton = registerCpuProfile(app, kernel, profiler, options.clock, (name) => config(name), read)
 
-  // the pages' script (their copy buttons): a file of its own, as the page's policy wants
-  const script = readProfilerScript()
-  app.get(PROFILER_SCRIPT, config('_profiler_script'), async function profilerScript (_request, reply) {
-    return reply.header('cache-control', 'max-age=600, private').type('text/javascript; charset=utf-8').send(script)
-  })
+  // the pages' scripts (copy buttons, the phone's menu, the flame graph): files of their own, as the page's policy wants
+  for (const { path, name, file } of PROFILER_SCRIPTS) {
+    const script = readProfilerScript(file)
+    app.get(path, config(name), async function profilerScript (_request, reply) {
+      return reply.header('cache-control', 'max-age=600, private').type('text/javascript; charset=utf-8').send(script)
+    })
+  }
 
   // EXPLAIN of a read the app made, on demand (Doctrine's explainAction): a POST from the
   // profiler's own page only, run through the pool the statement went through

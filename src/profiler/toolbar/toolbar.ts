@@ -6,7 +6,8 @@ import { responseNonces } from '../../kernel/listeners/csp-nonces.js'
 import type { CspNonces } from '../../http/csp.js'
 import type { FastifyRequest } from 'fastify'
 import { TOOLBAR_PATH, recordingOf } from '../recording.js'
-import { TOOLBAR_OPT_OUT_HEADER, acceptsToolbar, injectToolbar } from './inject.js'
+import { TOOLBAR_OPT_OUT_HEADER, TOOLBAR_REPLACE_HEADER, acceptsToolbar, injectToolbar, isScriptRequest } from './inject.js'
+import { isBrowserOwnRequest } from '../browser-requests.js'
 
 const ASSETS = join(templatesDir, 'profiler', 'toolbar')
 
@@ -27,8 +28,11 @@ export function readToolbarAsset (asset: keyof typeof TOOLBAR_ASSETS): string {
  * the response's CSP nonce so that even a nonce-only policy lets it run.
  */
 export class WebDebugToolbar {
-  /** @param admits whether a client may open the profiler (the toolbar's links lead there) */
-  constructor (private readonly admits: (request: FastifyRequest) => boolean) {}
+  /**
+   * @param admits whether a client may open the profiler (the toolbar's links lead there)
+   * @param ajaxReplace each script request's response tells the toolbar to show its profile (Symfony's ajax_replace)
+   */
+  constructor (private readonly admits: (request: FastifyRequest) => boolean, private readonly ajaxReplace = false) {}
 
   /**
    * The injected markup: an empty element naming the page's profile (the toolbar, one per window,
@@ -54,6 +58,10 @@ export class WebDebugToolbar {
     if (reply.getHeader(TOOLBAR_OPT_OUT_HEADER) !== undefined) {
       reply.removeHeader(TOOLBAR_OPT_OUT_HEADER)
       return
+    }
+    if (this.ajaxReplace && isScriptRequest(request) && reply.getHeader(TOOLBAR_REPLACE_HEADER) === undefined &&
+      !isBrowserOwnRequest(request.url) && this.admits(request)) {
+      reply.header(TOOLBAR_REPLACE_HEADER, '1')
     }
     const payload = event.payload
     if (!acceptsToolbar(request, reply, payload) || !this.admits(request)) return
