@@ -141,9 +141,17 @@
 
   // --- the page's later requests -------------------------------------------------------------
 
-  function sameView (url) {
-    return url.split('#')[0] === window.location.href.split('#')[0]
+  function viewOf (url) {
+    return url.split('#')[0]
   }
+
+  function sameView (url) {
+    return viewOf(url) === viewOf(window.location.href)
+  }
+
+  // the profile of each URL the window showed as a page: the first page's, then the pages fetched and pushed
+  const views = {}
+  views[viewOf(window.location.href)] = firstToken
 
   function record (method, url, status, started, header) {
     const token = header('X-Debug-Token')
@@ -172,12 +180,18 @@
     if (header('X-Debug-Toolbar-Replace') === '1') load(token)
   }
 
-  // a page fetched, then pushed into the history (Turbo Drive, hx-boost, a router): its profile is the view's
+  // a page fetched, then pushed into the history (Turbo Drive, hx-boost, a router), or one the history goes back to: its profile is the view's
   function navigated () {
     for (let i = state.requests.length - 1; i >= 0; i--) {
       const request = state.requests[i]
-      if (request.page && sameView(request.url)) { load(request.token); return }
+      if (request.page && sameView(request.url)) {
+        views[viewOf(request.url)] = request.token
+        load(request.token)
+        return
+      }
     }
+    const known = views[viewOf(window.location.href)]
+    if (known) load(known)
   }
 
   if (typeof originalFetch === 'function') {
