@@ -46,8 +46,8 @@
     }
     frames[frame.i] = frame
     g.setAttribute('tabindex', '-1')
+    // its name is its <title>: the function, where it is, its times
     g.setAttribute('role', 'button')
-    g.setAttribute('aria-label', frame.title.replace(/\n/g, ', '))
   })
   if (frames.length === 0) return
   const root = frames[0]
