@@ -258,6 +258,8 @@
   })
 
   tools.hidden = false
+  // the graph's tab stop is one of its frames (Chromium would also stop on the <svg> itself)
+  svg.setAttribute('tabindex', '-1')
   focusable(root)
   draw()
 })()

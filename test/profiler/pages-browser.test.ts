@@ -181,7 +181,7 @@ if (chromiumAvailable(t)) {
   })
 
   t.test('"Record this browser\'s requests" from a click, under helmet\'s policy: on, recorded, off', async (t) => {
-    const app = await buildApp({ debug: true, profiler: { capture: 'on-demand' } }, {}, (app) => {
+    const app = await buildApp({ debug: true, profiler: { capture: 'on-demand' } }, { pluginTimeout: 120_000 }, (app) => {
       app.register(helmet)
       app.get('/page', async (_request, reply) => reply.type('text/html; charset=utf-8').send('<!DOCTYPE html><html lang="en"><head><title>Page</title></head><body><main><h1>Page</h1></main></body></html>'))
     })
