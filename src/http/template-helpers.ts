@@ -5,7 +5,7 @@ import HandlebarsNs from 'handlebars'
  * equals sign, and at the dot of a qualified name (`books.title`) — never inside a word or a
  * number (`42.5` keeps its dot).
  */
-const TOKEN_BOUNDARY = /[,(=]|(?<=[A-Za-z_"`\]])\.(?=[A-Za-z_"`[])/g
+const TOKEN_BOUNDARY = /[,(=]|(?<=[\w"\x60\]])\.(?=[A-Za-z_"\x60[])/g
 
 /**
  * A statement as HTML, escaped, with a soft break (`<wbr>`) at each of its token boundaries that
