@@ -139,7 +139,7 @@ t.test('the same command shape 3 times or more (ids taken out of the keys) is a 
   const { profile, token } = await profiled(app, { url: '/books' })
   t.same(profile.nPlusOne, ['cache'], 'the profile\'s summary says so, for the search page')
   const panel = (await page(app, `/_profiler/${token}?panel=cache`)).body
-  t.match(panel, /<table id="cache-n-plus-one">[\s\S]*?<tr class="row-warning"><td>4<\/td><td>3<\/td><td class="mono">[\d.]+<\/td><td class="mono">GET book:\{id\}:title<\/td><\/tr>/, 'the shape, its count and its different keys')
+  t.match(panel, /<table id="cache-n-plus-one">[\s\S]*?<tr class="row-warning"><td>4<\/td><td>3<\/td><td class="mono num">[\d.]+<\/td><td class="mono">GET book:\{id\}:title<\/td><\/tr>/, 'the shape, its count and its different keys')
   t.notMatch(panel, /GET config<\/td><\/tr>/, 'twice is no N+1')
   t.match(panel, /data-panel="cache" class="active"><span>Cache<\/span><span class="badge badge-warning">6 \(N\+1\)<\/span>/)
   t.match(panel, /data-command="1">[\s\S]*?likely N\+1: 4 of this shape/)
