@@ -182,3 +182,26 @@ if (chromiumAvailable(t)) {
     t.same(problems, [], 'no console error, no CSP violation')
   })
 }
+
+if (chromiumAvailable(t)) {
+  t.test('under a policy without inline styles (style-src \'self\', scripts by nonce): the toolbar styled, the timeline\'s bars drawn, nothing blocked', async (t) => {
+    const shop = await startShop(t, { helmet: { contentSecurityPolicy: { directives: { scriptSrc: ['\'self\''], styleSrc: ['\'self\''] } } } })
+    const browser = await launchChromium(t)
+    if (browser === undefined) return
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } })
+    const problems = watchConsole(page)
+    const opened = await page.goto(`${shop.base}/shop`)
+    const policy = (await opened!.allHeaders())['content-security-policy']
+    t.match(policy, /style-src 'self' 'unsafe-inline' 'nonce-[\w-]+'/, 'the page\'s styles: its own files, and the kernel\'s nonce (which switches \'unsafe-inline\' off)')
+    await page.waitForSelector('.kwdt[data-kwdt-loaded]')
+    const bar = await toolbarBox(page, '.kwdt-bar')
+    t.ok(bar !== null && Math.round(bar.height) === 36 && Math.round(bar.bottom) === 800, 'the toolbar is styled: its adopted stylesheet is no inline style')
+    // a profiler page under the same policy: its nonced stylesheet, SVG bars (no style attribute)
+    const token = (await opened!.allHeaders())['x-debug-token']!
+    await page.goto(`${shop.base}/_profiler/${token}?panel=time`)
+    const widths = await page.locator('#timeline .wf-row .bar').evaluateAll((bars) => bars.map((bar) => bar.getBoundingClientRect().width))
+    t.ok(widths.length > 10 && widths.every((width) => width > 0), `the timeline's ${widths.length} bars are drawn`)
+    t.equal(await page.locator('.topbar').evaluate((element) => getComputedStyle(element).display), 'flex', 'the page\'s stylesheet applied')
+    t.same(problems, [], 'no CSP violation')
+  })
+}
