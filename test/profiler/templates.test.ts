@@ -106,7 +106,7 @@ t.test('an encapsulated plugin\'s own view is observed; a failed render is recor
 
   const panel = (await page(app, `/_profiler/${missing.token}?panel=templates`)).body
   t.match(panel, /<span class="mono">no-such-template\.hbs<\/span>[^<]*<[^]*?<div class="level level-error">failed: /)
-  t.match(panel, /<a href="[^"]*" data-panel="templates" class="active"><span>Templates<\/span><span class="badge badge-error">1<\/span>/, 'a failed render marks the menu')
+  t.match(panel, /<a href="[^"]*" aria-current="page" data-panel="templates" class="active"><span>Templates<\/span><span class="badge badge-error">1<\/span>/, 'a failed render marks the menu')
 })
 
 t.test('the panel, the toolbar item and its threshold', async (t) => {
