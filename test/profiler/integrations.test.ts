@@ -165,6 +165,8 @@ t.test('a built-in panel switched off installs nothing: its library unpatched, n
   t.equal((await page(off, `/_profiler/${token}/mail/1.eml`)).statusCode, 404, 'no mail route')
   const arm = await off.inject({ method: 'POST', url: '/_profiler/cpu/next', headers: { host } })
   t.equal(arm.statusCode, 404, 'no cpu route')
+  // (the path is then a token the profiler does not know: its "token not found" page, as Symfony's)
+  t.notMatch((await page(off, '/_profiler/flame-graph.js')).headers['content-type'], 'javascript', 'nor the flame graph\'s script')
   t.notMatch((await page(off, `/_wdt/${token}`)).body, 'data-kwdt="cpu-next"', 'no "profile the next request" button')
   await off.close()
 
