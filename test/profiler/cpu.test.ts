@@ -70,9 +70,9 @@ t.test('X-Kernel-Profile: cpu: a CPU panel with a flame graph naming the handler
   t.ok(cpu.profile!.nodes.some(burning), 'the burning function was sampled')
 
   const panel = (await page(app, `/_profiler/${token}?panel=cpu`)).body
-  t.match(panel, /<svg class="flame-graph" viewBox="0 0 1000 \d+"/, 'a flame graph')
+  t.match(panel, /<svg class="flame-graph" id="cpu-flame-svg" viewBox="0 0 1000 \d+"/, 'a flame graph')
   t.match(panel, /<title>(?:burnCpuForReport|reportHandler) — test\/profiler\/cpu\.test\.ts:\d+\nself [\d.]+ ms/, 'the function\'s frame, with its file and its times')
-  t.match(panel, /<g data-kind="dependency"><title>[^<]+ — node_modules\/fastify\//, 'Fastify\'s frames are node_modules\'')
+  t.match(panel, /<g data-kind="dependency" data-i="\d+" data-p="\d+" data-d="\d+" data-x="[\d.]+" data-w="[\d.]+" data-name="[^"]+"><title>[^<]+ — node_modules\/fastify\//, 'Fastify\'s frames are node_modules\', each with its place in the call tree (the page\'s script zooms with it)')
   t.match(panel, /<td class="mono">(?:burnCpuForReport|reportHandler)<\/td><td class="mono">test\/profiler\/cpu\.test\.ts:\d+ <span class="flag flag-info cpu-kind-app">app<\/span>/, 'the functions table: the application\'s function, with its self time first')
   t.match(panel, 'The samples are the <b>process\'s</b>, not this request\'s alone', 'the panel says the samples are the process\'s')
   t.match(panel, /V8 sampled every 100 µs/, 'and the sampling interval')
@@ -220,7 +220,7 @@ t.test('"profile the next request": a same-origin POST arms this browser; its ne
   // the toolbar of any page of this browser shows it armed
   const before = await profiled(app, { url: '/page' })
   t.equal(before.profile.collected.cpu, undefined, 'another browser (no cookie) is not profiled')
-  t.match((await page(app, `/_wdt/${before.token}`, { cookie })).body, /data-kwdt="cpu-next" data-kwdt-armed>\s*<button class="kwdt-button" type="button" data-kwdt-cpu-next="\/_profiler\/cpu\/next" aria-pressed="true"/)
+  t.match((await page(app, `/_wdt/${before.token}`, { cookie })).body, /data-kwdt="cpu-next" data-kwdt-armed>\s*<button class="kwdt-main kwdt-button" type="button" data-kwdt-cpu-next="\/_profiler\/cpu\/next" aria-pressed="true"/)
   t.match((await page(app, `/_wdt/${before.token}`)).body, /data-kwdt="cpu-next">\s*<button[^>]+aria-pressed="false"[^>]*>Profile the next request</)
 
   // the browser's own requests are skipped: a stylesheet, a favicon, an image
