@@ -41,6 +41,8 @@ import { registerCaptureSwitch } from './profiler-capture.js'
 import { registerAppPanels } from './profiler-panels.js'
 import { registerWorkPanels } from './profiler-work.js'
 import { registerCpuProfile } from './profiler-cpu.js'
+import { registerProfilerMcp } from './profiler-mcp.js'
+import { panelReaders } from '../src/profiler/collectors/findings.js'
 import type { Clock } from '../src/clock.js'
 import type { PageModel } from '../src/profiler/pages/pages.js'
 import { explainPage, lastQueryValue, neighboursOf, noProfilesPage, parseFilter, profilePage, searchPage, tokenNotFoundPage } from '../src/profiler/pages/pages.js'
@@ -103,6 +105,8 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, pr
     app.log.warn('fastify-kernel: the profiler keeps profiles in this process\'s memory, and this is a node:cluster worker: a token shown by one worker is "not found" on the others. Use the Redis storage to share profiles between processes.')
   }
   const profiler = new Profiler(profilerOptions, storage, kernel, app.log)
+  // what the built-in panels tell agents and scripts: their flags, triage's findings, a comparison's figures
+  profiler.readers = panelReaders(profilerOptions.thresholds)
   app.decorate('kernelProfiler', profiler)
   // the storage is the profiler's, the app's own too (whatever client it was lent stays the app's):
   // closed after the last saves. (An app's onClose hook added after the kernel runs before this one.)
@@ -259,6 +263,9 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, pr
       return page(reply, explainPage(profile, statement, { message: `The database answered: ${(error as Error).message}` }))
     }
   })
+
+  // the MCP endpoint for coding agents (the SDK loaded at its first request)
+  registerProfilerMcp(app, profiler, (name) => config(name, 'refuses'))
 
   // the web debug toolbar's routes, answering as Symfony's ProfilerController::toolbarAction
   const versions = { kernel: packageVersion, fastify: app.version, node: process.versions.node }

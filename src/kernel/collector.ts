@@ -113,6 +113,8 @@ export interface ProfileSummary {
   statements?: number
   /** the panels that flagged a likely N+1 (`db`, `cache`, `http_client`); absent when none did */
   nPlusOne?: string[]
+  /** what the profile's panels flagged (`exception`, `error_logs`, `n_plus_one`…: the profiler's `PROFILE_FLAGS`); absent when none did */
+  flags?: string[]
 }
 
 /** What a collector adds to its profile's summary, for the search page (`Collector.figures`). */

@@ -36,7 +36,8 @@ const unitProperties = {
 /** figures newer profiles add (optional: older ones have none) */
 const figureProperties = {
   statements: { type: 'integer', minimum: 0 },
-  nPlusOne: { type: 'array', items: string }
+  nPlusOne: { type: 'array', items: string },
+  flags: { type: 'array', items: string }
 }
 
 const summarySchema = {

@@ -14,7 +14,7 @@ interface Entry {
   profile: Profile | undefined
   /** made once, when first listed */
   summary: ProfileSummary | undefined
-  /** the summary with the figures only a built profile tells (statements, likely N+1): made once, when first asked */
+  /** the summary with the figures only a built profile tells (statements, likely N+1, flags): made once, when first asked */
   figured: ProfileSummary | undefined
   /** an estimate of what it holds, in bytes: what `maxBytes` counts */
   size: number
@@ -107,7 +107,7 @@ export class MemoryProfileStorage implements RecordingKeeper {
     const now = this.clock.now()
     // a recording's figures (statements, likely N+1) are those of its built profile: built only
     // when a filter needs them, and for the summaries given (the search page shows them)
-    const figures = filter.minStatements !== undefined || filter.nPlusOne === true
+    const figures = filter.minStatements !== undefined || filter.nPlusOne === true || (filter.flags !== undefined && filter.flags.length > 0) || filter.issues === true
     const summaries: ProfileSummary[] = []
     const entries = new Map<ProfileSummary, Entry>()
     for (const entry of this.cache.values()) {
