@@ -49,12 +49,16 @@ import { explainPage, lastQueryValue, neighboursOf, noProfilesPage, parseFilter,
 import { isSameOrigin } from '../src/profiler/pages/same-origin.js'
 import { ExplainRefusal, explain } from '../src/profiler/io/explain.js'
 import { PROFILER_SCRIPT, readProfilerScript } from '../src/profiler/pages/script.js'
+import { compareProblemPage, comparePage } from '../src/profiler/pages/compare.js'
+import { compareProfiles } from '../src/profiler/compare.js'
+import { TOKEN_PATTERN } from '../src/profiler/token.js'
 
 const PARTIALS: Record<string, string> = {
   profile: 'profiler/profile.hbs',
   search: 'profiler/search.hbs',
   missing: 'profiler/missing.hbs',
   explain: 'profiler/explain.hbs',
+  compare: 'profiler/compare.hbs',
   'span-origin': 'profiler/span-origin.hbs',
   ...TRACE_PARTIALS
 }
@@ -219,6 +223,18 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, pr
     const profile = newest === undefined ? undefined : await read(storage.load(newest.token))
     if (profile === undefined) return page(reply, noProfilesPage())
     return showProfile(profile, request.query, reply)
+  })
+
+  // two profiles side by side, from the search page (`?t=A&t=B`: the two profiles checked)
+  app.get(`${PROFILER_PATH}/compare`, config('_profiler_compare'), async function profilerCompare (request, reply) {
+    const asked = (request.query as Record<string, unknown>).t
+    const tokens = (Array.isArray(asked) ? asked : [asked]).filter((token): token is string => typeof token === 'string')
+    if (tokens.length !== 2) return page(reply.code(400), compareProblemPage(`Check two profiles on the search page to compare them (${tokens.length} given).`))
+    const bad = tokens.find((token) => !TOKEN_PATTERN.test(token))
+    if (bad !== undefined) return page(reply.code(400), compareProblemPage(`"${bad.slice(0, 64)}" is not a profile token.`))
+    const [a, b] = await Promise.all(tokens.map(async (token) => await read(storage.load(token))))
+    if (a === undefined || b === undefined) return page(reply.code(404), tokenNotFoundPage(a === undefined ? tokens[0]! : tokens[1]!))
+    return page(reply, comparePage(compareProfiles(a, b, profiler.readers)))
   })
 
   // Queue and Mail: the app's BullMQ and nodemailer, seen with no code (and their two routes)

@@ -111,7 +111,7 @@ function missing (source: ProfileSource, ref: string): { error: string } {
   return { error: ref === 'latest' ? `No profile in ${where}${memory}.` : `No profile "${ref}" in ${where} (unknown, expired or purged)${memory}.` }
 }
 
-function summaryLine (summary: ProfileSummary, quotes: DataQuotes): string {
+export function summaryLine (summary: ProfileSummary, quotes: Quoting): string {
   const flags = summary.flags !== undefined && summary.flags.length > 0 ? ` [${summary.flags.join(', ')}]` : ''
   return `${summary.token}  ${summary.method} ${quotes.quote(summary.url, 200)}  ${summary.statusCode}  ${summary.duration.toFixed(1)} ms${flags}`
 }
@@ -177,9 +177,20 @@ export const getProfileTool: ProfilerTool<{ token: string, panel?: string }, Get
   }
 }
 
+/** How a text shows recorded text: between an answer's markers (for a model), or as it is (for a terminal). */
+export type Quoting = Pick<DataQuotes, 'quote' | 'preamble'>
+
+/** Recorded text as it is, on one line: for people in a terminal (the console escapes control characters). */
+export const PLAIN: Quoting = { quote: (text, max = 300) => text.length > max ? `${text.slice(0, max)}…` : text, preamble: () => '' }
+
+function withPreamble (quotes: Quoting, lines: string[]): string {
+  const preamble = quotes.preamble()
+  return (preamble === '' ? lines : [preamble, ...lines]).join('\n')
+}
+
 /** A triage's text: the verdict, then each finding on its lines, recorded text quoted. */
-export function triageText (answer: TriageAnswer, quotes: DataQuotes): string {
-  const lines = [quotes.preamble(), `Triage of ${summaryLine(answer.profile, quotes)}: ${answer.verdict}`]
+export function triageText (answer: TriageAnswer, quotes: Quoting): string {
+  const lines = [`Triage of ${summaryLine(answer.profile, quotes)}: ${answer.verdict}`]
   for (const finding of answer.findings) {
     const where = finding.origin === undefined ? '' : ` at ${finding.origin.file}:${finding.origin.line}`
     const figures = [finding.count !== undefined && finding.count > 1 ? `${finding.count}×` : '', finding.timeMs !== undefined ? `${finding.timeMs.toFixed(1)} ms` : ''].filter((part) => part !== '').join(', ')
@@ -188,7 +199,7 @@ export function triageText (answer: TriageAnswer, quotes: DataQuotes): string {
     lines.push(`   → ${finding.advice}`)
   }
   if (answer.omitted > 0) lines.push(`(${answer.omitted} more findings left out: raise limit)`)
-  return lines.join('\n')
+  return withPreamble(quotes, lines)
 }
 
 export const triageProfileTool: ProfilerTool<FilterInput & { token?: string, limit?: number }, TriageAnswer> = {
@@ -213,8 +224,8 @@ export const triageProfileTool: ProfilerTool<FilterInput & { token?: string, lim
 }
 
 /** A comparison's text: both profiles, then each change that matters, recorded text quoted. */
-export function compareText (answer: CompareAnswer, quotes: DataQuotes): string {
-  const lines = [quotes.preamble(), `A: ${summaryLine(answer.a, quotes)}`, `B: ${summaryLine(answer.b, quotes)}`]
+export function compareText (answer: CompareAnswer, quotes: Quoting): string {
+  const lines = [`A: ${summaryLine(answer.a, quotes)}`, `B: ${summaryLine(answer.b, quotes)}`]
   for (const panel of answer.panels) {
     const moved = panel.measures.filter((m) => m.delta !== 0).map((m) => `${m.name} ${m.a ?? '—'} → ${m.b ?? '—'}`)
     if (moved.length > 0) lines.push(`${panel.label}: ${moved.join(', ')}`)
@@ -223,7 +234,7 @@ export function compareText (answer: CompareAnswer, quotes: DataQuotes): string 
     for (const added of panel.shapesAdded.slice(0, 5)) lines.push(`  added ×${added.count}: ${quotes.quote(added.shape)}`)
     for (const removed of panel.shapesRemoved.slice(0, 5)) lines.push(`  removed ×${removed.count}: ${quotes.quote(removed.shape)}`)
   }
-  return lines.join('\n')
+  return withPreamble(quotes, lines)
 }
 
 export const compareProfilesTool: ProfilerTool<{ a: string, b: string }, CompareAnswer> = {

@@ -5,6 +5,7 @@ import { PROFILER_PATH as BASE } from '../recording.js'
 import type { Panels } from './panels.js'
 import { statusOfSummary } from './status.js'
 import { BUILT_IN_KINDS } from '../unit.js'
+import { FLAG_NAMES, isFlag } from '../flags.js'
 
 /** The layout's data: a page is the layout plus one content partial. */
 export interface PageModel {
@@ -22,7 +23,10 @@ function when (epochMs: number): string {
 
 const PANEL_LABELS: Readonly<Record<string, string>> = { db: 'database', cache: 'cache', http_client: 'HTTP' }
 
-function summaryRow (summary: ProfileSummary): object {
+/** The flags as the search page names them (the likely N+1 has its own checkbox, and its own column). */
+export const FLAG_LABELS: Readonly<Record<string, string>> = { exception: 'Exception', error_logs: 'Error logs', n_plus_one: 'Likely N+1', slow_statements: 'Slow SQL', slow_calls: 'Slow HTTP calls', failed_calls: 'Failed calls', dumps: 'Dumps' }
+
+export function summaryRow (summary: ProfileSummary): Record<string, unknown> {
   return {
     ...summary,
     kind: summary.kind ?? 'request',
@@ -31,7 +35,8 @@ function summaryRow (summary: ProfileSummary): object {
     link: `${BASE}/${summary.token}`,
     // older profiles do not say
     statements: typeof summary.statements === 'number' ? summary.statements : null,
-    nPlusOne: Array.isArray(summary.nPlusOne) && summary.nPlusOne.length > 0 ? summary.nPlusOne.map((name) => PANEL_LABELS[name] ?? name).join(', ') : null
+    nPlusOne: Array.isArray(summary.nPlusOne) && summary.nPlusOne.length > 0 ? summary.nPlusOne.map((name) => PANEL_LABELS[name] ?? name).join(', ') : null,
+    flagLabels: (summary.flags ?? []).filter((flag) => flag !== 'n_plus_one').map((flag) => FLAG_LABELS[flag] ?? flag)
   }
 }
 
@@ -116,6 +121,17 @@ function count (value: string | undefined, label: string, integer: boolean, prob
 
 const CHECKED = new Set(['1', 'on', 'true', 'yes'])
 
+/** `?flag=exception&flag=dumps`: the flags asked for (every one of them must be there); an unknown one is said, not applied. */
+function flagsOfQuery (value: unknown, problems: string[]): string[] {
+  const values = (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === 'string' && v.trim() !== '').slice(0, 16)
+  const flags: string[] = []
+  for (const raw of values) {
+    const flag = raw.trim()
+    if (isFlag(flag)) { if (!flags.includes(flag)) flags.push(flag) } else problems.push(`Flag "${flag.slice(0, 64)}" is not one of ${FLAG_NAMES.join(', ')}: not applied.`)
+  }
+  return flags
+}
+
 /**
  * The search filters from a query string. A malformed value is not applied and the page says so
  * (`problems`, shown escaped): never an error page.
@@ -141,6 +157,8 @@ export function parseFilter (query: unknown): { filter: ProfileFilter, form: Rec
     minDuration: one(q.min_duration) ?? '',
     minStatements: one(q.min_statements) ?? '',
     nPlusOne: CHECKED.has((one(q.n_plus_one) ?? '').toLowerCase()) ? '1' : '',
+    issues: CHECKED.has((one(q.issues) ?? '').toLowerCase()) ? '1' : '',
+    flags: flagsOfQuery(q.flag, problems).join(','),
     limit: String(Number.isInteger(limit) && limit > 0 ? Math.min(limit, 500) : 50)
   }
   const validMethod = method !== undefined && /^[A-Za-z]{1,16}$/.test(method)
@@ -163,6 +181,8 @@ export function parseFilter (query: unknown): { filter: ProfileFilter, form: Rec
     minDuration: count(form.minDuration || undefined, 'Minimum time', false, problems),
     minStatements: count(form.minStatements || undefined, 'Minimum SQL statements', true, problems),
     nPlusOne: form.nPlusOne === '1' ? true : undefined,
+    flags: form.flags === '' ? undefined : form.flags.split(','),
+    issues: form.issues === '1' ? true : undefined,
     limit: Number(form.limit)
   }
   return { filter, form, problems }
@@ -176,6 +196,7 @@ export function searchPage (results: readonly ProfileSummary[], form: Record<str
     kinds: BUILT_IN_KINDS,
     problems,
     methods: ['', 'GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].map((m) => ({ value: m, label: m === '' ? 'any' : m, selected: m === form.method.toUpperCase() })),
+    flagOptions: FLAG_NAMES.filter((flag) => flag !== 'n_plus_one').map((flag) => ({ name: flag, label: FLAG_LABELS[flag], checked: (form.flags ?? '').split(',').includes(flag) })),
     results: results.map(summaryRow),
     count: results.length,
     stored,

@@ -83,7 +83,7 @@ t.test('the four tools over HTTP, against real requests', async (t) => {
   t.ok(first.timeMs > 0)
   t.same(first.origin, { file: APP, line: fixtureLine('// the N+1'), function: 'listBooks' }, 'triage names the N+1 with its origin line')
   t.equal(first.data, 'SELECT name FROM authors WHERE id = $1')
-  t.match(triage.text, `1. [warning] Likely N+1: 5 SQL statements of one shape, 5 sets of values (5×, `)
+  t.match(triage.text, '1. [warning] Likely N+1: 5 SQL statements of one shape, 5 sets of values (5×, ')
   t.match(triage.text, `at ${APP}:${fixtureLine('// the N+1')}`)
   const boom = await call('triage_profile', { flags: ['exception'] })
   t.equal(boom.structured.profile.token, tokens.boom, 'without a token: the newest matching the filters')
