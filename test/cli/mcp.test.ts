@@ -90,7 +90,7 @@ t.test('profile find|triage|diff --json: the tools\' answers for scripts, as the
   const triage = json(['profile', 'triage', APP, tokens.books, '--json'])
   t.match(triage.findings[0], { kind: 'n_plus_one', origin: { file: APP, line: fixtureLine('// the N+1') } })
   const triageText = runCli(['profile', 'triage', APP, tokens.books], env)
-  t.match(triageText.stdout, `1. [warning] Likely N+1: 5 SQL statements of one shape, 5 sets of values (5×,`)
+  t.match(triageText.stdout, '1. [warning] Likely N+1: 5 SQL statements of one shape, 5 sets of values (5×,')
   t.match(triageText.stdout, `at ${APP}:${fixtureLine('// the N+1')}\n   SELECT name FROM authors WHERE id = $1\n`, 'a person reads the statement as it is')
 
   // diff: the statements from N+1 to 2; the compare page says the same

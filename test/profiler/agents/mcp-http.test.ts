@@ -6,13 +6,14 @@
  * leaves, recorded text is quoted as data; refused clients get 403, production has no endpoint.
  */
 import t from 'tap'
+import type { Test } from 'tap'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { Ajv } from 'ajv'
 import { APP, INJECTION, SECRETS, fixtureLine, scenario } from './scenario.js'
 
 type Structured = Record<string, any>
 
-async function connect (t: Parameters<Parameters<typeof t.test>[1]>[0], url: string): Promise<Client> {
+async function connect (t: Test, url: string): Promise<Client> {
   const client = new Client({ name: 'kernel-test', version: '1.0.0' })
   await client.connect(new StreamableHTTPClientTransport(new URL(url)))
   t.teardown(() => client.close())
