@@ -24,12 +24,15 @@ function plural (count: number, word: string): string {
 /**
  * What is wrong with a profile, in one answer (Symfony AI Mate's `profiler-triage`): every
  * panel's findings — likely N+1s with their count, time and origin, slow and failed calls, the
- * exception with its first frame of the app, error and warning logs, the slowest spans — ranked,
- * each with what to look at; at most `limit`.
+ * exception with its first frame of the app, error and warning logs, the slowest spans — ranked
+ * (errors, the exception first, then warnings, then notes; the costliest in time, then the most
+ * repeated, first), each with what to look at; at most `limit`.
  */
 export function triage (profile: Profile, readers: ReadonlyArray<PanelReader<any>>, limit = 20): Triage {
   const all = eachPanel(profile, readers, (reader, data) => reader.findings?.(data as never)).flat()
-  all.sort((a, b) => ORDER[a.severity] - ORDER[b.severity] || (b.timeMs ?? 0) - (a.timeMs ?? 0) || (b.count ?? 0) - (a.count ?? 0))
+  // the exception first among errors: what failed, before what it caused (its log record)
+  const first = (finding: Finding): number => finding.kind === 'exception' ? 0 : 1
+  all.sort((a, b) => ORDER[a.severity] - ORDER[b.severity] || first(a) - first(b) || (b.timeMs ?? 0) - (a.timeMs ?? 0) || (b.count ?? 0) - (a.count ?? 0))
   const counts: Record<FindingSeverity, number> = { error: 0, warning: 0, info: 0 }
   for (const finding of all) counts[finding.severity]++
   const kept = all.slice(0, Math.max(0, limit))

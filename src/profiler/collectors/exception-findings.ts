@@ -32,7 +32,6 @@ export const exceptionReader: PanelReader<FlatException[]> = {
       advice: outer.statusCode >= 500
         ? 'Read the code at the origin (the first frame of the app in the chain); the Exception panel has the whole trace with the source around each frame.'
         : 'A client error: check that the request and the route fit (the Routing panel says why each route did not match), or that this answer is meant.',
-      count: chain.length,
       ...(origin === undefined ? {} : { origin }),
       data: outer.message
     }]
