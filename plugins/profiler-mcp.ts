@@ -41,7 +41,7 @@ export function registerProfilerMcp (app: FastifyInstance, profiler: Profiler, c
   app.addHook('onClose', async () => { if (handler !== undefined) await (await handler).close() })
 
   app.route({
-    method: ['GET', 'POST', 'DELETE'],
+    method: 'POST',
     url: MCP_PATH,
     ...config('_profiler_mcp'),
     handler: async function profilerMcp (request, reply) {

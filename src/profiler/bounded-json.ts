@@ -11,6 +11,10 @@ export interface Bounded<T> {
   cuts: string[]
 }
 
+/** Strings are cut to this many characters at the least. */
+const MIN_STRING = 256
+const CUT_MARK = /… \(\d+ more characters\)$/
+
 interface Found { path: string, holder: unknown[] | Record<string, unknown>, key: number | string, size: number }
 
 function walk (value: unknown, path: string, visit: (found: Omit<Found, 'size'> & { value: unknown }) => void, holder?: unknown[] | Record<string, unknown>, key?: number | string): void {
@@ -23,7 +27,7 @@ function largest (root: unknown, kind: 'array' | 'string'): Found | undefined {
   let best: Found | undefined
   walk(root, '', ({ path, holder, key, value }) => {
     const size = kind === 'array' ? (Array.isArray(value) ? value.length : -1) : (typeof value === 'string' ? value.length : -1)
-    if (size > (kind === 'array' ? 1 : 256) && (best === undefined || size > best.size)) best = { path, holder, key, size }
+    if (size > (kind === 'array' ? 1 : MIN_STRING + 32) && (best === undefined || size > best.size)) best = { path, holder, key, size }
   })
   return best
 }
@@ -54,10 +58,13 @@ export function boundJson<T> (value: T, maxBytes: number): Bounded<T> {
       const text = largest(copy, 'string')
       if (text === undefined) break
       const holder = text.holder as Record<string | number, string>
-      const original = holder[text.key]!
-      const keep = Math.max(256, Math.floor(original.length / 2))
-      holder[text.key] = `${original.slice(0, keep)}… (${original.length - keep} more characters)`
-      kept.set(text.path, { kept: keep, of: original.length })
+      const prior = kept.get(text.path)
+      const current = prior === undefined ? holder[text.key]! : holder[text.key]!.replace(CUT_MARK, '')
+      const total = prior?.of ?? current.length
+      const keep = Math.max(MIN_STRING, Math.floor(current.length / 2))
+      if (keep >= current.length) break
+      holder[text.key] = `${current.slice(0, keep)}… (${total - keep} more characters)`
+      kept.set(text.path, { kept: keep, of: total })
     }
     bytes = jsonBytes(copy)
   }

@@ -89,6 +89,8 @@ export function compareProfiles (a: Profile, b: Profile, readers: ReadonlyArray<
   const panels = readers
     .filter((reader) => figuresA.has(reader.panel) || figuresB.has(reader.panel))
     .map((reader) => comparePanel(reader.panel, figuresA.get(reader.panel), figuresB.get(reader.panel)))
+    // a panel with nothing on either side (no Redis command in either) says nothing
+    .filter((panel) => panel.measures.some((m) => (m.a ?? 0) !== 0 || (m.b ?? 0) !== 0) || panel.shapesAdded.length + panel.shapesRemoved.length + panel.shapesChanged.length > 0)
   const duration = measure('durationMs', a.duration, b.duration)
   const changes: string[] = []
   if (duration.delta !== null && duration.delta !== 0) changes.push(`time: ${a.duration.toFixed(1)} → ${b.duration.toFixed(1)} ms (${signed(duration.delta)} ms)`)
