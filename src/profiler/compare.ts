@@ -1,6 +1,6 @@
 import type { Profile, ProfileSummary } from './profile.js'
 import { summarize } from './profile.js'
-import type { PanelFigures, PanelReader } from './findings.js'
+import type { ComparedFigures, PanelReader } from './findings.js'
 import { eachPanel, ms } from './findings.js'
 
 /** One figure of two profiles, side by side. */
@@ -49,7 +49,7 @@ function measure (name: string, a: number | undefined, b: number | undefined): C
   return { name, a: x, b: y, delta: x === null || y === null ? null : ms(y - x) }
 }
 
-function comparePanel (panel: string, a: PanelFigures | undefined, b: PanelFigures | undefined): ComparedPanel {
+function comparePanel (panel: string, a: ComparedFigures | undefined, b: ComparedFigures | undefined): ComparedPanel {
   const names = [...new Set([...Object.keys(a?.measures ?? {}), ...Object.keys(b?.measures ?? {})])]
   const shapesA = a?.shapes ?? {}
   const shapesB = b?.shapes ?? {}
@@ -80,7 +80,7 @@ function signed (value: number): string {
  * likely N+1s that appeared or went away, the total time and memory.
  */
 export function compareProfiles (a: Profile, b: Profile, readers: ReadonlyArray<PanelReader<any>>): ProfileComparison {
-  const figuresOf = (profile: Profile): Map<string, PanelFigures> => new Map(eachPanel(profile, readers, (reader, data) => {
+  const figuresOf = (profile: Profile): Map<string, ComparedFigures> => new Map(eachPanel(profile, readers, (reader, data) => {
     const figures = reader.figures?.(data as never)
     return figures === undefined ? undefined : [reader.panel, figures] as const
   }))

@@ -3,9 +3,10 @@ import type { Profile } from './profile.js'
 /**
  * What each panel tells an agent or a script about a profile, beside its page: the flags its
  * data raises (the search's filters), the findings triage ranks, the figures a comparison puts
- * side by side. Each built-in panel has its reader next to its collector
- * (`collectors/<panel>-findings.ts`); the profiler core knows none of their data, and reads
- * them through `PanelReader` only.
+ * side by side. A panel's integration hands its readers over from its `setup`
+ * (`IntegrationParts.readers`; each built-in panel's is `panels/<name>/findings.ts`, an app's
+ * integration gives its own the same way); the profiler core knows none of their data, and
+ * reads them through `PanelReader` only.
  */
 
 /** Where in the app's code a finding points: the first frame of the app's own code, mapped to its source. */
@@ -40,7 +41,7 @@ export interface Finding {
 }
 
 /** What a comparison puts side by side of one panel. */
-export interface PanelFigures {
+export interface ComparedFigures {
   /** the panel's label */
   label: string
   /** counts and times, in the order shown: `{ statements: 7, timeMs: 12.5 }` */
@@ -58,7 +59,7 @@ export interface PanelReader<D = never> {
   /** the flags its data raises (`PROFILE_FLAGS`' names) */
   flags?: (data: D) => string[]
   findings?: (data: D) => Finding[]
-  figures?: (data: D) => PanelFigures
+  figures?: (data: D) => ComparedFigures
 }
 
 /**

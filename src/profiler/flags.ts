@@ -1,4 +1,5 @@
 import type { Profile, ProfileSummary } from './profile.js'
+import { figuresOf } from './profile.js'
 import type { PanelReader } from './findings.js'
 import { eachPanel } from './findings.js'
 
@@ -31,8 +32,8 @@ export function flagsOf (profile: Profile, readers: ReadonlyArray<PanelReader<an
   return FLAG_NAMES.filter((flag) => raised.has(flag))
 }
 
-/** Whether a summary has the flag (the likely N+1 of profiles stored before flags: from its `nPlusOne`). */
+/** Whether a summary has the flag (the likely N+1 of profiles stored before flags: from a panel's `nPlusOne` figure). */
 export function hasFlag (summary: ProfileSummary, flag: string): boolean {
   if (Array.isArray(summary.flags) && summary.flags.includes(flag)) return true
-  return flag === 'n_plus_one' && Array.isArray(summary.nPlusOne) && summary.nPlusOne.length > 0
+  return flag === 'n_plus_one' && Object.values(figuresOf(summary) ?? {}).some((figures) => figures?.nPlusOne === true)
 }

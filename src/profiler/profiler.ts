@@ -1,6 +1,6 @@
 import type { Kernel } from '../kernel/kernel.js'
 import { KernelContext } from '../kernel/context.js'
-import { currentKernelContext, runInRequest } from '../kernel/async-context.js'
+import { currentKernelContext, runInUnit } from '../kernel/async-context.js'
 import type { Redactor } from '../http/redact.js'
 import { ThrottledWarning } from '../log/throttled-warning.js'
 import { errorCodes } from '../errors/codes.js'
@@ -51,8 +51,11 @@ export class Profiler implements KernelProfiler {
   readonly capture: CapturePolicy
   /** the panels of the kernel's collectors (each profile's menu, badges and toolbar items) */
   panels: Panels | undefined
-  /** what the panels tell agents and scripts: the flags they raise, triage's findings, a comparison's figures */
-  readers: ReadonlyArray<PanelReader<any>> = []
+  /**
+   * what the panels tell agents and scripts: the flags they raise, triage's findings, a
+   * comparison's figures (each integration's `readers`, in their order)
+   */
+  readonly readers: Array<PanelReader<any>> = []
   /** where spans and dumps were started in the app's code, resolved when profiles are built */
   readonly origins: OriginResolver
   private readonly saves: ProfileSaves
@@ -114,7 +117,7 @@ export class Profiler implements KernelProfiler {
     const recording = this.recorder.begin(context, { kind, name, parent }, newCapture(context.startedAt))
     if (recording === undefined) return await fn(undefined)
     try {
-      return await runInRequest(context, () => fn(recording.token))
+      return await runInUnit(context, () => fn(recording.token))
     } catch (error) {
       recording.failed = true
       context.exception = error

@@ -43,8 +43,7 @@ const summary = {
     date: { type: 'string', description: 'when it started, ISO 8601' },
     duration: { type: 'number', description: 'milliseconds' },
     parent: token,
-    statements: { type: 'integer', description: 'the app\'s SQL statements' },
-    nPlusOne: { type: 'array', items: string, description: 'the panels that flagged a likely N+1' },
+    figures: { type: 'object', additionalProperties: { type: 'object', additionalProperties: { type: ['number', 'boolean'] } }, description: 'each panel\'s figures, by panel: { db: { statements: 4, nPlusOne: true } }' },
     flags: flagList,
     aborted: { type: 'boolean' },
     link: { type: 'string', description: 'the profile\'s page, a path on the app' }

@@ -1,4 +1,4 @@
-import type { Profile, ProfileSummary } from '../profile.js'
+import type { Profile, ProfileFigures, ProfileSummary } from '../profile.js'
 import type { Recording } from '../recording.js'
 import { randomInt } from 'node:crypto'
 import { isBrowserOwnRequest } from '../browser-requests.js'
@@ -26,10 +26,13 @@ export interface ProfileFilter {
   end?: number
   /** the request took this long or longer (ms) */
   minDuration?: number
-  /** the app ran this many SQL statements or more (profiles that do not say, older ones, never match) */
-  minStatements?: number
-  /** a panel flagged a likely N+1 (database, cache, HTTP client) */
-  nPlusOne?: boolean
+  /**
+   * the panels' figures (`ProfileSummary.figures`), each given must match: a number figure at
+   * least `min`, a flag true (`{ panel: 'db', figure: 'statements', min: 3 }`; `{ figure:
+   * 'nPlusOne' }`: any panel's). Profiles that do not say (older ones, or their panel was off)
+   * never match
+   */
+  figures?: FigureFilter[]
   /** the profile has every one of these flags (`exception`, `error_logs`… : `PROFILE_FLAGS`) */
   flags?: string[]
   /** the profile has at least one flag, or a 5xx status: what is worth a look (Laravel Debugbar's `find --issues`) */
@@ -38,6 +41,26 @@ export interface ProfileFilter {
   pages?: boolean
   /** most summaries given, the newest; default 50 */
   limit?: number
+}
+
+/** One filter on the panels' figures (see ProfileFilter.figures). */
+export interface FigureFilter {
+  /** the collector whose figure it is; absent: any panel's */
+  panel?: string
+  /** the figure's name (`statements`, `nPlusOne`) */
+  figure: string
+  /** for a number figure: at least this (default 1); a flag must be true */
+  min?: number
+}
+
+/** Whether a summary's figures match one figure filter. */
+export function matchesFigure (figures: ProfileFigures | undefined, wanted: FigureFilter): boolean {
+  if (figures === undefined) return false
+  const panels = wanted.panel === undefined ? Object.values(figures) : [figures[wanted.panel]]
+  return panels.some((panel) => {
+    const value = panel?.[wanted.figure]
+    return typeof value === 'number' ? value >= (wanted.min ?? 1) : value === true
+  })
 }
 
 /**
@@ -148,8 +171,7 @@ export function matchesFilter (summary: ProfileSummary, filter: ProfileFilter): 
   if (filter.start !== undefined && summary.time < filter.start) return false
   if (filter.end !== undefined && summary.time > filter.end) return false
   if (filter.minDuration !== undefined && !(summary.duration >= filter.minDuration)) return false
-  if (filter.minStatements !== undefined && !(typeof summary.statements === 'number' && summary.statements >= filter.minStatements)) return false
-  if (filter.nPlusOne === true && !(Array.isArray(summary.nPlusOne) && summary.nPlusOne.length > 0)) return false
+  if (filter.figures !== undefined && !filter.figures.every((wanted) => matchesFigure(summary.figures, wanted))) return false
   if (filter.flags !== undefined && !filter.flags.every((flag) => hasFlag(summary, flag))) return false
   if (filter.issues === true && !(summary.statusCode >= 500 || (Array.isArray(summary.flags) && summary.flags.length > 0) || hasFlag(summary, 'n_plus_one'))) return false
   if (filter.pages === true && isBrowserOwnRequest(summary.url)) return false
