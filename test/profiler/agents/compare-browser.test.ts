@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { chromiumAvailable, launchChromium } from '../../chromium.js'
 import { scenario } from './scenario.js'
+import { axe, severe } from '../browser-checks.js'
 
 const artifacts = resolve(import.meta.dirname, '../../artifacts')
 
@@ -41,6 +42,14 @@ t.test('search by flag, check two profiles, compare them', { skip: !chromiumAvai
   t.match(await page.textContent('[data-compare-panel="db"] tr[data-shape="n-plus-one-gone"]'), 'SELECT name FROM authors WHERE id = $1')
   await page.screenshot({ path: join(artifacts, 'profiler-compare.png'), fullPage: true })
   t.same(problems, [], 'no script error')
+  // the pages as the profiler's others: no serious or critical axe-core violation, in either theme
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme })
+    t.same(severe(await axe(page)), [], `${scheme}: the compare page`)
+    await page.goto(`${base}/_profiler/?flag=exception`)
+    t.same(severe(await axe(page)), [], `${scheme}: the search page with its flags and compare boxes`)
+    await page.goBack()
+  }
 
   const one = await page.goto(`${base}/_profiler/compare?t=${tokens.books}`)
   t.equal(one?.status(), 400, 'one profile is no comparison')
