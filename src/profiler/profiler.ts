@@ -8,6 +8,7 @@ import type { ResolvedProfilerOptions } from './options.js'
 import type { ProfileStorage } from './storage/storage.js'
 import type { Profile } from './profile.js'
 import type { Panels } from './pages/panels.js'
+import type { PanelReader } from './findings.js'
 import { ProfilerAdmission } from './admission.js'
 import { LogCapture, newCapture } from './log-capture.js'
 import { ProfileSaves } from './saves.js'
@@ -50,6 +51,11 @@ export class Profiler implements KernelProfiler {
   readonly capture: CapturePolicy
   /** the panels of the kernel's collectors (each profile's menu, badges and toolbar items) */
   panels: Panels | undefined
+  /**
+   * what the panels tell agents and scripts: the flags they raise, triage's findings, a
+   * comparison's figures (each integration's `readers`, in their order)
+   */
+  readonly readers: Array<PanelReader<any>> = []
   /** where spans and dumps were started in the app's code, resolved when profiles are built */
   readonly origins: OriginResolver
   private readonly saves: ProfileSaves
@@ -66,7 +72,7 @@ export class Profiler implements KernelProfiler {
     const failed = (recording: Recording) => (collector: string, error: unknown): void => {
       collectFailure.warn({ err: error, collector, token: recording.token })
     }
-    const build = (recording: Recording): Profile => buildProfile(kernel, recording, failed(recording))
+    const build = (recording: Recording): Profile => buildProfile(kernel, recording, failed(recording), this.readers)
     // the memory storage keeps recordings as they are, and builds their profiles when they are read
     if (keepsRecordings(storage)) storage.useBuilder({ profile: build, summary: (recording) => summaryOf(kernel, recording) })
     this.saves = new ProfileSaves(storage, options, build, log)

@@ -55,7 +55,7 @@ export function snapshotOf (request: FastifyRequest, reply: FastifyReply, contex
 }
 
 /** What the profiler's routes carry under `kProfilerRoute` (`RouteMarks`). */
-export type ProfilerRouteMark = true | 'profiled'
+export type ProfilerRouteMark = true | 'profiled' | 'refuses'
 
 /**
  * The recording of HTTP requests, the unit of work the kernel records itself: stage listeners
@@ -80,14 +80,17 @@ export class RequestRecording {
    * First kernel.request listener: begins the recording (its token, so the error page can link
    * it) unless the request is for the profiler itself. A profiler route asked by a client outside
    * the allowed networks, or through a proxy Fastify does not trust, becomes a routing miss: the
-   * router answers the ordinary 404, and it is profiled.
+   * router answers the ordinary 404, and it is profiled; a route marked `refuses` (the MCP
+   * endpoint) refuses such a client itself, unprofiled.
    */
   readonly start = (event: RequestEvent): void => {
     const { request, reply, context } = event
     const mark = routeMarks(request.routeOptions.config)[kProfilerRoute]
     if (mark !== undefined && !request.is404) {
-      if (!this.admission.admits(request)) context.forcedMiss = true
-      else if (mark !== 'profiled') return
+      if (!this.admission.admits(request)) {
+        if (mark === 'refuses') return
+        context.forcedMiss = true
+      } else if (mark !== 'profiled') return
     }
     let asked: boolean | undefined
     const asks = (): boolean => (asked ??= this.capture.asked(request) && this.admission.admits(request))

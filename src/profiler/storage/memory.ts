@@ -14,7 +14,7 @@ interface Entry {
   profile: Profile | undefined
   /** made once, when first listed */
   summary: ProfileSummary | undefined
-  /** the summary with the figures only a built profile tells (its panels'): made once, when first asked */
+  /** the summary with the figures only a built profile tells (its panels', its flags): made once, when first asked */
   figured: ProfileSummary | undefined
   /** an estimate of what it holds, in bytes: what `maxBytes` counts */
   size: number
@@ -105,9 +105,9 @@ export class MemoryProfileStorage implements RecordingKeeper {
   async find (filter: ProfileFilter = {}): Promise<ProfileSummary[]> {
     // the most recently kept first: profiles of the same millisecond stay newest first (the sort is stable)
     const now = this.clock.now()
-    // a recording's figures (its panels': statements, likely N+1…) are those of its built
-    // profile: built only when a filter needs them, and for the summaries given (the search page shows them)
-    const figures = filter.figures !== undefined && filter.figures.length > 0
+    // a recording's figures (its panels': statements, likely N+1…) and flags are those of its
+    // built profile: built only when a filter needs them, and for the summaries given (the search page shows them)
+    const figures = (filter.figures !== undefined && filter.figures.length > 0) || (filter.flags !== undefined && filter.flags.length > 0) || filter.issues === true
     const summaries: ProfileSummary[] = []
     const entries = new Map<ProfileSummary, Entry>()
     for (const entry of this.cache.values()) {

@@ -2,6 +2,7 @@ import type { Profile, ProfileFigures, ProfileSummary } from '../profile.js'
 import type { Recording } from '../recording.js'
 import { randomInt } from 'node:crypto'
 import { isBrowserOwnRequest } from '../browser-requests.js'
+import { hasFlag } from '../flags.js'
 
 /** Filters of the search page and of `find()`; every one optional, all of them given must match. */
 export interface ProfileFilter {
@@ -32,6 +33,10 @@ export interface ProfileFilter {
    * never match
    */
   figures?: FigureFilter[]
+  /** the profile has every one of these flags (`exception`, `error_logs`… : `PROFILE_FLAGS`) */
+  flags?: string[]
+  /** the profile has at least one flag, or a 5xx status: what is worth a look (Laravel Debugbar's `find --issues`) */
+  issues?: boolean
   /** pages only: the browser's own requests (favicon, source maps, static assets) left out */
   pages?: boolean
   /** most summaries given, the newest; default 50 */
@@ -167,6 +172,8 @@ export function matchesFilter (summary: ProfileSummary, filter: ProfileFilter): 
   if (filter.end !== undefined && summary.time > filter.end) return false
   if (filter.minDuration !== undefined && !(summary.duration >= filter.minDuration)) return false
   if (filter.figures !== undefined && !filter.figures.every((wanted) => matchesFigure(summary.figures, wanted))) return false
+  if (filter.flags !== undefined && !filter.flags.every((flag) => hasFlag(summary, flag))) return false
+  if (filter.issues === true && !(summary.statusCode >= 500 || (Array.isArray(summary.flags) && summary.flags.length > 0) || hasFlag(summary, 'n_plus_one'))) return false
   if (filter.pages === true && isBrowserOwnRequest(summary.url)) return false
   return true
 }

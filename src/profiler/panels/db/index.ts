@@ -11,6 +11,7 @@ import { pgChannels, pgInstrumentation, pgPoolInstrumentation } from './pg.js'
 import { betterSqlite3Instrumentation, sqliteChannels } from './sqlite.js'
 import { ExplainRefusal, explain } from './explain.js'
 import { dbCollector } from './collector.js'
+import { dbReader } from './findings.js'
 
 /** The answer of EXPLAIN for a statement of a profile: the plan, or why there is none. */
 export function explainPage (profile: Profile, statement: { statement: string, system: string }, outcome: { columns: string[], rows: string[][] } | { message: string }): PageModel {
@@ -44,6 +45,7 @@ export const db: ProfilerIntegration = {
     const { thresholds } = profiler.options
     return {
       collectors: [dbCollector({ totalMs: thresholds.db, slowMs: thresholds.slow_statement })],
+      readers: [dbReader(thresholds.slow_statement)],
       routes: [{
         method: 'POST',
         path: '/:token/explain/:id',

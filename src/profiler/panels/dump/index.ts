@@ -1,6 +1,7 @@
 import type { ProfilerIntegration } from '../../integration.js'
 import { listenToDumps, settleDumps } from './dump.js'
 import { dumpCollector } from './collector.js'
+import { dumpReader } from './findings.js'
 
 /** The Dumps panel: what a unit `dump()`ed (a no-op while no profiler is alive), where in the app's code. */
 export const dump: ProfilerIntegration = {
@@ -8,6 +9,7 @@ export const dump: ProfilerIntegration = {
   channels: [{ instrument: listenToDumps }],
   setup: ({ profiler }) => ({
     extensions: [{ name: 'dumps', end (_recording, context) { settleDumps(context, profiler.origins) } }],
-    collectors: [dumpCollector(profiler.origins)]
+    collectors: [dumpCollector(profiler.origins)],
+    readers: [dumpReader]
   })
 }
