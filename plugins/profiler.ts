@@ -1,4 +1,5 @@
 import cluster from 'node:cluster'
+import { resolve } from 'node:path'
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify'
 import type { Kernel } from '../src/kernel/kernel.js'
 import type { ResolvedKernelOptions } from './kernel-options.js'
@@ -28,6 +29,7 @@ import { FileProfileStorage } from '../src/profiler/storage/file.js'
 import { RedisProfileStorage } from '../src/profiler/storage/redis.js'
 import { FileProfileReader } from '../src/profiler/storage/file-reader.js'
 import { profilesReadOnly } from '../src/profiler/storage/read-only.js'
+import { defaultProfilerDirectory } from '../src/profiler/storage/app-root.js'
 import type { Profile } from '../src/profiler/profile.js'
 import { Panels } from '../src/profiler/pages/panels.js'
 import { CollectorTemplates } from '../src/profiler/pages/blocks.js'
@@ -67,13 +69,15 @@ async function openStorage (options: ResolvedProfilerOptions, app: FastifyInstan
       throw new errorCodes.KERNEL_REDIS_UNAVAILABLE(`${(error as Error).message}`, { cause: error })
     }
   }
-  // the console reading a running server's profiles: the folder is the server's
-  if (options.storage === 'file' && profilesReadOnly()) return new FileProfileReader(options.directory, { maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs }, app.log, clock)
   if (options.storage === 'file') {
+    // every process of the app finds the same folder: under its root, whatever its working directory
+    const directory = options.directory = resolve(options.directory ?? defaultProfilerDirectory())
+    // the console reading the app's profiles: the folder is the running processes'
+    if (profilesReadOnly()) return new FileProfileReader(directory, { maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs }, app.log, clock)
     try {
-      return await FileProfileStorage.open(options.directory, { maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs }, app.log, { clock })
+      return await FileProfileStorage.open(directory, { maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs }, app.log, { clock })
     } catch (error) {
-      throw new errorCodes.KERNEL_INVALID_OPTIONS(`the profiler cannot use its folder "${options.directory}": ${(error as Error).message}`, { cause: error })
+      throw new errorCodes.KERNEL_INVALID_OPTIONS(`the profiler cannot use its folder "${directory}": ${(error as Error).message}`, { cause: error })
     }
   }
   return new MemoryProfileStorage({ maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs, maxBytes: options.maxMemory }, clock)
@@ -206,7 +210,7 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, pr
 
   app.get(`${PROFILER_PATH}/`, config('_profiler_search'), async function profilerSearch (request: FastifyRequest, reply) {
     const { filter, form, problems } = parseFilter(request.query)
-    return page(reply, { ...searchPage(await read(storage.find(filter)), form, storage.size, profiler.dropped, problems), capture: captureView(request) })
+    return page(reply, { ...searchPage(await read(storage.find(filter)), form, storage.size, profiler.drops, problems), capture: captureView(request) })
   })
 
   app.get(`${PROFILER_PATH}/latest`, config('_profiler_latest'), async function profilerLatest (request, reply) {
