@@ -16,6 +16,8 @@ import { OutageLog } from '../src/log/outage-log.js'
 import { Redactor } from '../src/http/redact.js'
 import type { ResolvedProfilerOptions } from '../src/profiler/options.js'
 import { Profiler } from '../src/profiler/profiler.js'
+import type { RecordingExtension } from '../src/profiler/recorder.js'
+import { REQUEST_KIND } from '../src/profiler/unit.js'
 import type { ProfilerRouteMark } from '../src/profiler/request-recording.js'
 import { unitLogChannels } from '../src/profiler/unit-logs.js'
 import { PROFILER_PATH, TOOLBAR_PATH } from '../src/profiler/recording.js'
@@ -83,6 +85,23 @@ async function openStorage (options: ResolvedProfilerOptions, app: FastifyInstan
   return new MemoryProfileStorage({ maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs, maxBytes: options.maxMemory }, clock)
 }
 
+/**
+ * A process that serves no HTTP (a queue worker, a command) recording units into its own
+ * memory: nobody can open them. Said once, when its first unit begins (a process cannot know
+ * at register whether it will listen).
+ */
+function memoryUnseen (app: FastifyInstance): RecordingExtension {
+  let said = false
+  return {
+    name: 'memory storage warning',
+    begin (_recording, _context, unit) {
+      if (said || unit.kind === REQUEST_KIND || app.server.listening) return
+      said = true
+      app.log.warn(`fastify-kernel: the profiler keeps profiles in this process's memory (profiler.storage: 'memory'), and this process serves no HTTP: the profiles of its ${unit.kind}s cannot be opened from any other process. The default file storage (or Redis) shares them with the app's server.`)
+    }
+  }
+}
+
 /** The profiler's own requests are the app's noise: Fastify's request lines only when the app logs at debug level. */
 function quietLogLevel (app: FastifyInstance): 'warn' | undefined {
   return app.log.level === 'debug' || app.log.level === 'trace' ? undefined : 'warn'
@@ -104,9 +123,13 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, pr
 
   const storage = await openStorage(profilerOptions, app, options.clock)
   if (profilerOptions.storage === 'memory' && cluster.isWorker) {
-    app.log.warn('fastify-kernel: the profiler keeps profiles in this process\'s memory, and this is a node:cluster worker: a token shown by one worker is "not found" on the others. Use the Redis storage to share profiles between processes.')
+    app.log.warn('fastify-kernel: the profiler keeps profiles in this process\'s memory, and this is a node:cluster worker: a token shown by one worker is "not found" on the others. The default file storage (or Redis) shares profiles between processes.')
+  }
+  if (profilerOptions.storage === 'file' && !profilesReadOnly()) {
+    app.log.info({ directory: profilerOptions.directory }, `fastify-kernel: the profiler keeps profiles in ${profilerOptions.directory ?? ''}, shared by every process of this app (its servers, workers, commands)`)
   }
   const profiler = new Profiler(profilerOptions, storage, kernel, app.log)
+  if (profilerOptions.storage === 'memory') profiler.extend(memoryUnseen(app))
   app.decorate('kernelProfiler', profiler)
   // the storage is the profiler's, the app's own too (whatever client it was lent stays the app's):
   // closed after the last saves. (An app's onClose hook added after the kernel runs before this one.)

@@ -396,13 +396,12 @@ t.test('the console\'s reader, while the server writes: the same profiles as the
   t.equal(await reader.load(late.token), undefined, 'its segment deleted: not found')
 })
 
-t.test('writers of one folder at once: a slot each, their tokens and segments apart, every profile seen by each, the bounds for the folder as a whole', async (t) => {
+t.test('storages of one process on one folder (three apps): one writer slot, tokens never twice, segments apart, every profile seen by each, the bounds for the folder as a whole', async (t) => {
   const dir = tempDir(t)
   const clock = new ManualClock()
   const bound = { maxProfiles: 12, maxAgeMs: 60_000 }
   const writers = await Promise.all([1, 2, 3].map(async () => await FileProfileStorage.open(dir, bound, collectingLog(), { clock })))
-  t.teardown(() => Promise.all(writers.map(async (writer) => { await writer.close() })))
-  t.equal(new Set(heldSlots(dir)).size, 3, 'three slots held')
+  t.equal(heldSlots(dir).length, 1, 'one slot held by the process')
   const saved: Profile[] = []
   for (let round = 0; round < 8; round++) {
     for (const writer of writers) {
@@ -412,24 +411,36 @@ t.test('writers of one folder at once: a slot each, their tokens and segments ap
       await writer.save(profile)
     }
   }
-  const prefixes = writers.map((_, i) => new Set(saved.filter((_, n) => n % 3 === i).map((profile) => profile.token.slice(0, 2))))
-  t.same(prefixes.map((set) => set.size), [1, 1, 1], 'each writer\'s tokens begin with its slot')
-  t.equal(new Set(prefixes.map((set) => [...set][0])).size, 3, 'three slots, three prefixes')
-  t.equal(new Set(segments(dir).map((name) => name.slice(0, 2))).size, 3, 'each appends to segments of its own')
+  t.equal(new Set(saved.map((profile) => profile.token)).size, saved.length, 'no token handed out twice')
+  t.same([...new Set(saved.map((profile) => profile.token.slice(0, 2)))], heldSlots(dir), 'every one begins with the slot')
+  const byStorage = new Map(saved.map((profile, n) => [profile.token, n % 3]))
+  const mixed = segments(dir).filter((file) => new Set(records(dir, file).map((line) => byStorage.get(line.s.token))).size > 1)
+  t.same(mixed, [], 'each storage appends to segments of its own')
   const newest = saved.slice(-12).map((profile) => profile.token).reverse()
   for (const [i, writer] of writers.entries()) {
-    t.same((await writer.find({ limit: 100 })).map((summary) => summary.token), newest, `writer ${i + 1} lists the 12 newest of all three, newest first`)
-    t.equal(writer.size, 12, `writer ${i + 1} keeps the bound for the folder`)
-    t.same(await writer.load(saved.at(-1)!.token), saved.at(-1), `writer ${i + 1} loads the last one (writer 3's)`)
-    t.equal(await writer.load(saved[0].token), undefined, `writer ${i + 1}: the oldest is beyond the bound`)
+    t.same((await writer.find({ limit: 100 })).map((summary) => summary.token), newest, `storage ${i + 1} lists the 12 newest of all three, newest first`)
+    t.equal(writer.size, 12, `storage ${i + 1} keeps the bound for the folder`)
+    t.same(await writer.load(saved.at(-1)!.token), saved.at(-1), `storage ${i + 1} loads the last one (storage 3's)`)
+    t.equal(await writer.load(saved[0].token), undefined, `storage ${i + 1}: the oldest is beyond the bound`)
   }
   const reader = new FileProfileReader(dir, bound, collectingLog(), clock)
   t.same((await reader.find({ limit: 100 })).map((summary) => summary.token), newest, 'the console\'s reader lists the same')
-  // each writer has read the others' segments; the segments none of whose profiles is kept are deleted at its next beat
+  // a storage's beat deletes no segment another storage of the process appends to
   await Promise.all(writers.map(async (writer) => { await (writer as unknown as { maintain: () => Promise<void> }).maintain() }))
-  const onDisk = segments(dir).flatMap((file) => records(dir, file).map((line) => line.s.token))
-  t.ok(onDisk.length < saved.length, `the disk holds ${onDisk.length} of the ${saved.length} records`)
-  t.ok(newest.every((token) => onDisk.includes(token)), 'and every kept one')
+  const later = await Promise.all(writers.map(async (writer, i) => {
+    const profile = fakeProfile({ token: writer.reserveToken()!, time: clock.now() + 100 + i })
+    await writer.save(profile)
+    return profile
+  }))
+  for (const [i, writer] of writers.entries()) {
+    const loaded = await Promise.all([...newest.slice(0, 9), ...later.map((profile) => profile.token)].map(async (token) => (await writer.load(token))?.token))
+    t.same(loaded, [...newest.slice(0, 9), ...later.map((profile) => profile.token)], `storage ${i + 1} reads every kept profile after the beats and the next saves: no segment being written was deleted`)
+  }
+  await writers[0].close()
+  await writers[1].close()
+  t.equal(heldSlots(dir).length, 1, 'the slot is held while one storage of the process is open')
+  await writers[2].close()
+  t.same(heldSlots(dir), [], 'and given back by the last')
 })
 
 t.test('a folder deleted under the storage is created again, and locked again, at the next write', async (t) => {

@@ -8,8 +8,8 @@ import { parseProfile } from '../profile-shape.js'
 import { TOKEN_PATTERN } from '../token.js'
 import type { ProfileFilter, ProfileStorage } from './storage.js'
 import { selectSummaries } from './storage.js'
-import { WriterSlots, SlotTokens } from './writer-slots.js'
-import type { WriterSlotTimings } from './writer-slots.js'
+import { FolderWriter, WriterSlots } from './writer-slots.js'
+import type { SlotLoss, WriterSlotTimings } from './writer-slots.js'
 import { LEGACY_INDEX, legacyFile, readLegacyFolder, readLegacyProfile, removeFile } from './legacy-folder.js'
 import type { StorageLogger } from './legacy-folder.js'
 import { parseSegmentName, recordBound, segmentName, writeRecord } from './segment-format.js'
@@ -95,10 +95,6 @@ export class FileProfileStorage implements ProfileStorage {
   private readonly scan: SegmentScan
   /** the own segment being appended to */
   private current: SegmentState | undefined
-  /** the number of the next own segment */
-  private nextSegment = 1
-  /** the slot `nextSegment` counts for */
-  private numbered: string | undefined
   /** the previous layout's profiles, as one pseudo-segment */
   private readonly legacy = legacySegment()
   private legacyIndex = false
@@ -113,10 +109,8 @@ export class FileProfileStorage implements ProfileStorage {
   /** the write under way */
   private writing: Promise<void> | undefined
   private readonly timer: NodeJS.Timeout
-  private readonly slots: WriterSlots
-  private readonly tokens: SlotTokens
-  /** a slot being taken (the first, again after one was lost, or one more for more tokens) */
-  private claiming: Promise<void> | undefined
+  /** this process's writer of the folder (shared by its storages on it): its slots, tokens, segment numbers */
+  private writer!: FolderWriter
   /** deletions not awaited by what caused them; close() awaits them */
   private readonly unlinking = new Set<Promise<void>>()
   /** the scan of the others' segments under way, and the one asked for meanwhile */
@@ -125,18 +119,12 @@ export class FileProfileStorage implements ProfileStorage {
   private maintaining = false
   private closed = false
 
-  private constructor (directory: string, limits: { maxProfiles: number, maxAgeMs: number }, private readonly log: StorageLogger, private readonly clock: Clock, slotTimings: WriterSlotTimings) {
+  private constructor (directory: string, limits: { maxProfiles: number, maxAgeMs: number }, private readonly log: StorageLogger, private readonly clock: Clock) {
     this.directory = resolve(directory)
     this.index = new FolderIndex<Entry>(limits, this.left)
     this.scan = new SegmentScan(this.directory)
     this.perSegment = Math.max(1, Math.ceil(limits.maxProfiles / SEGMENTS_PER_BOUND))
     this.segmentMaxAgeMs = limits.maxAgeMs / SEGMENTS_PER_BOUND
-    this.slots = new WriterSlots(this.directory, slotTimings, (slot, error) => {
-      log.warn({ err: error, directory: this.directory, slot }, 'fastify-kernel: the profiler lost its writer slot of the folder; it takes one again before the next write')
-      // its segment is named after the slot: the next write starts one under the slot it takes
-      if (this.current !== undefined && this.current.slot === slot) this.current.broken = true
-    })
-    this.tokens = new SlotTokens(this.slots, (token) => this.index.entries.has(token))
     // an idle server still forgets expired profiles and deletes their segments, and counts the others' in its bounds
     this.timer = setInterval(() => { this.maintain().catch(() => undefined) }, Math.max(1000, Math.min(this.segmentMaxAgeMs, MAINTENANCE_MS)))
     this.timer.unref()
@@ -148,17 +136,32 @@ export class FileProfileStorage implements ProfileStorage {
    * files, if any); what no longer counts is deleted.
    */
   static async open (directory: string, limits: { maxProfiles: number, maxAgeMs: number }, log: StorageLogger, options: FileStorageOptions = {}): Promise<FileProfileStorage> {
-    const storage = new FileProfileStorage(directory, limits, log, options.clock ?? systemClock, options.slotTimings ?? {})
+    const storage = new FileProfileStorage(directory, limits, log, options.clock ?? systemClock)
     try {
       await mkdir(join(storage.directory, SEGMENTS), { recursive: true })
-      await storage.slots.claim()
+      storage.writer = await FolderWriter.join(storage.directory, options.slotTimings ?? {}, storage.slotLost)
+    } catch (error) {
+      clearInterval(storage.timer)
+      throw error
+    }
+    try {
       await storage.recover()
     } catch (error) {
       clearInterval(storage.timer)
-      await storage.slots.release()
+      await storage.writer.leave(storage.slotLost)
       throw error
     }
     return storage
+  }
+
+  /** A slot of this process was lost: a segment named after it is written no more (the next write starts one under the slot taken then). */
+  private readonly slotLost: SlotLoss = (slot, error) => {
+    this.log.warn({ err: error, directory: this.directory, slot }, 'fastify-kernel: the profiler lost its writer slot of the folder; it takes one again before the next write')
+    if (this.current !== undefined && this.current.slot === slot) this.current.broken = true
+  }
+
+  private get slots (): WriterSlots {
+    return this.writer.slots
   }
 
   get size (): number {
@@ -229,14 +232,18 @@ export class FileProfileStorage implements ProfileStorage {
    */
   private closedForSure (segment: SegmentState): boolean {
     if (segment === this.current || this.index.segments.get(segment.name) !== segment) return false
-    if (segment.own || segment.slot === undefined || this.slots.list.includes(segment.slot)) return true
+    if (segment.own || segment.slot === undefined) return true
+    // a slot of this process: closed unless another storage of this process appends to it
+    if (this.slots.list.includes(segment.slot)) return !this.writer.open.has(segment.name)
     for (const other of this.index.segments.values()) if (other.slot === segment.slot && other.n > segment.n) return true
     return false
   }
 
   reserveToken (): string | undefined {
-    return this.tokens.reserve()
+    return this.writer.tokens.reserve(this.stored)
   }
+
+  private readonly stored = (token: string): boolean => this.index.entries.has(token)
 
   /** A sequence holds no reservation to end. */
   releaseToken (_token: string): void {}
@@ -341,6 +348,7 @@ export class FileProfileStorage implements ProfileStorage {
       // profiles are gone; an inode without a name has no link left (fstat reads memory, not the disk)
       if (fstatSync(segment.handle!.fd).nlink === 0) {
         this.current = undefined
+        this.writer.open.delete(segment.name)
         await segment.handle!.close().catch(() => undefined)
         if (!existsSync(this.directory)) {
           this.log.warn({ directory: this.directory }, 'fastify-kernel: the profiler folder was deleted; it is created again')
@@ -350,7 +358,8 @@ export class FileProfileStorage implements ProfileStorage {
           this.legacy.live = 0
           this.legacyIndex = false
           this.scan.reset()
-          await this.slots.release()
+          this.writer.open.delete(segment.name)
+          await this.writer.lost()
         } else {
           this.index.drop(segment)
         }
@@ -363,36 +372,30 @@ export class FileProfileStorage implements ProfileStorage {
     }
     // the first write, after an idle close or a purge, the folder deleted, the slot lost
     await mkdir(join(this.directory, SEGMENTS), { recursive: true })
-    if (this.slots.primary === undefined) await this.claimSlot()
+    await this.writer.claim(false)
     return this.current ?? await this.startSegment()
-  }
-
-  /** Takes a writer slot (one at a time); a failure is the write's. */
-  private async claimSlot (): Promise<void> {
-    this.claiming ??= this.slots.claim().then(() => undefined).finally(() => { this.claiming = undefined })
-    await this.claiming
   }
 
   private async startSegment (): Promise<SegmentState> {
     const slot = this.slots.primary
     if (slot === undefined) throw new errorCodes.KERNEL_PROFILER_FOLDER_IN_USE(0)
-    if (this.numbered !== slot) {
-      // a slot's segments are numbered on from its earlier holders'
-      this.numbered = slot
+    // a slot's segments are numbered on from its earlier holders'
+    const highest = async (): Promise<number> => {
       const names = await readdir(join(this.directory, SEGMENTS)).catch(() => [] as string[])
-      this.nextSegment = 1 + Math.max(0, ...names.map(parseSegmentName).filter((name) => name?.slot === slot).map((name) => name!.n))
+      return Math.max(0, ...names.map(parseSegmentName).filter((name) => name?.slot === slot).map((name) => name!.n))
     }
     for (;;) {
-      const n = this.nextSegment++
+      const n = await this.writer.nextSegment(slot, highest)
       const name = segmentName(slot, n)
       try {
         const handle = await open(segmentPath(this.directory, name), 'wx')
         const segment: SegmentState = { name, slot, n, live: 0, own: true, records: 0, size: 0, startedAt: this.clock.now(), handle, broken: false }
         this.index.segments.set(name, segment)
+        this.writer.open.add(name)
         this.current = segment
         return segment
       } catch (error) {
-        // a segment of that number left by an earlier holder of the slot: the next number
+        // a segment of that number made by another storage of this process, or left by an earlier holder of the slot: the next number
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
       }
     }
@@ -401,6 +404,7 @@ export class FileProfileStorage implements ProfileStorage {
   /** No longer written to: closed, and deleted if no profile in it is kept. */
   private async retire (segment: SegmentState): Promise<void> {
     if (this.current === segment) this.current = undefined
+    this.writer.open.delete(segment.name)
     const handle = segment.handle
     segment.handle = undefined
     await handle?.close().catch(() => undefined)
@@ -468,8 +472,8 @@ export class FileProfileStorage implements ProfileStorage {
       this.index.prune(this.clock.now())
       this.closeIdleSegment()
       await this.deleteEmptied()
-      if (this.index.size > this.tokens.capacity / 2 && this.slots.list.length > 0 && this.claiming === undefined) {
-        await this.claimSlot().catch(() => undefined)
+      if (this.index.size > this.writer.tokens.capacity / 2 && this.slots.list.length > 0) {
+        await this.writer.claim(true).catch(() => undefined)
       }
     } finally {
       this.maintaining = false
@@ -535,6 +539,7 @@ export class FileProfileStorage implements ProfileStorage {
     await this.idle()
     const current = this.current
     this.current = undefined
+    if (current !== undefined) this.writer.open.delete(current.name)
     await current?.handle?.close().catch(() => undefined)
     this.index.clear()
     this.legacy.live = 0
@@ -560,10 +565,11 @@ export class FileProfileStorage implements ProfileStorage {
     await this.idle()
     const current = this.current
     this.current = undefined
+    if (current !== undefined) this.writer.open.delete(current.name)
     await current?.handle?.close().catch(() => undefined)
     if (current !== undefined && current.live === 0) this.deleteSegment(current)
     await Promise.all(this.unlinking)
-    await this.slots.release()
+    await this.writer.leave(this.slotLost)
   }
 }
 

@@ -114,10 +114,10 @@ export class SlotTokens {
   private next = randomInt(TOKENS_PER_SLOT)
   private slot = 0
 
-  constructor (private readonly slots: WriterSlots, private readonly stored: (token: string) => boolean) {}
+  constructor (private readonly slots: WriterSlots) {}
 
   /** undefined while the writer holds no slot (it was lost, and is being taken again), or all its tokens are stored */
-  reserve (): string | undefined {
+  reserve (stored: (token: string) => boolean): string | undefined {
     const slots = this.slots.list
     for (let tries = slots.length * TOKENS_PER_SLOT; tries > 0; tries--) {
       if (this.slot >= slots.length) this.slot = 0
@@ -125,7 +125,7 @@ export class SlotTokens {
       const token = slots[this.slot]! + HEX[n >>> 8]! + HEX[n & 255]!
       this.next = (n + 1) % TOKENS_PER_SLOT
       if (this.next === 0) this.slot++
-      if (!this.stored(token)) return token
+      if (!stored(token)) return token
     }
     return undefined
   }
@@ -135,3 +135,80 @@ export class SlotTokens {
     return this.slots.list.length * TOKENS_PER_SLOT
   }
 }
+
+/** A file storage of this process writing the folder: told when a slot is lost. */
+export type SlotLoss = (slot: string, error: Error) => void
+
+/**
+ * What the file storages of one process share for one folder: its writer slots, its tokens'
+ * sequence, the numbers of its segments and which of them are being written. A process is one
+ * writer of a folder however many apps it builds (a test file builds dozens): it holds one
+ * slot, given back when its last storage on the folder closes.
+ */
+export class FolderWriter {
+  readonly slots: WriterSlots
+  readonly tokens: SlotTokens
+  /** segments a storage of this process is appending to now */
+  readonly open = new Set<string>()
+  private readonly losses = new Set<SlotLoss>()
+  private users = 0
+  private claiming: Promise<void> | undefined
+  /** the next segment number of each slot, once looked up */
+  private readonly numbers = new Map<string, number>()
+
+  private constructor (readonly directory: string, timings: WriterSlotTimings) {
+    this.slots = new WriterSlots(directory, timings, (slot, error) => { for (const loss of this.losses) loss(slot, error) })
+    this.tokens = new SlotTokens(this.slots)
+  }
+
+  /** This process's writer of the folder (its slot taken by the first storage that joins); `loss` is told when a slot is lost. */
+  static async join (directory: string, timings: WriterSlotTimings, loss: SlotLoss): Promise<FolderWriter> {
+    let writer = writers.get(directory)
+    if (writer === undefined) {
+      writer = new FolderWriter(directory, timings)
+      writers.set(directory, writer)
+    }
+    writer.users++
+    writer.losses.add(loss)
+    try {
+      await writer.claim(false)
+    } catch (error) {
+      await writer.leave(loss)
+      throw error
+    }
+    return writer
+  }
+
+  /** A storage closes: the last one on the folder gives its slots back. */
+  async leave (loss: SlotLoss): Promise<void> {
+    this.losses.delete(loss)
+    if (--this.users > 0) return
+    if (writers.get(this.directory) === this) writers.delete(this.directory)
+    await this.claiming?.catch(() => undefined)
+    await this.slots.release()
+  }
+
+  /** Takes a slot (one claim at a time): the first, or again after it was lost; `more`: one more, for more tokens. */
+  async claim (more: boolean): Promise<void> {
+    if (!more && this.slots.primary !== undefined) return
+    this.claiming ??= this.slots.claim().then(() => undefined).finally(() => { this.claiming = undefined })
+    await this.claiming
+  }
+
+  /** The folder was deleted (its slot locks with it): the slots are let go, and taken again by the next write. */
+  async lost (): Promise<void> {
+    await this.slots.release()
+    this.numbers.clear()
+  }
+
+  /** The number of this process's next segment of `slot`, on from the highest on disk (`highest`, looked up once). */
+  async nextSegment (slot: string, highest: () => Promise<number>): Promise<number> {
+    let next = this.numbers.get(slot)
+    if (next === undefined) next = 1 + await highest()
+    this.numbers.set(slot, Math.max(next + 1, this.numbers.get(slot) ?? 0))
+    return next
+  }
+}
+
+/** Each folder's writer in this process. */
+const writers = new Map<string, FolderWriter>()

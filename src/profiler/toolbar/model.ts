@@ -2,6 +2,7 @@ import type { Profile } from '../profile.js'
 import type { Panels } from '../pages/panels.js'
 import { PROFILER_PATH } from '../recording.js'
 import { BROWSER_OWN_PATH } from '../browser-requests.js'
+import { redirectText } from '../collectors/request.js'
 
 /** The toolbar's "profile the next request" button: where it posts, and whether this browser is armed. */
 export interface NextRequestButton {
@@ -13,6 +14,13 @@ export interface ToolbarVersions {
   kernel: string
   fastify: string
   node: string
+}
+
+/** The redirect the page came from, and a link to its profile (Symfony's "Redirect from POST @route (token)"). */
+function redirectItem (profile: Profile): { statusCode: number, text: string, token: string, href: string } | undefined {
+  const redirect = profile.collected.request?.redirect
+  if (redirect === undefined) return undefined
+  return { statusCode: redirect.statusCode, text: redirectText(redirect), token: redirect.token, href: `${PROFILER_PATH}/${redirect.token}` }
 }
 
 /**
@@ -27,6 +35,7 @@ export function toolbarModel (profile: Profile, panels: Panels, versions: Toolba
     token: profile.token,
     home: `${base}?panel=${encodeURIComponent(available[0]?.name ?? 'request')}`,
     items: panels.toolbarItems(profile),
+    redirect: redirectItem(profile),
     // the page's later requests the toolbar lists leave out the browser's own (its script reads this)
     skipPattern: BROWSER_OWN_PATH.source,
     versions,
