@@ -170,27 +170,25 @@ t.test('a bookshop\'s servers, worker and commands on the default storage, seen 
     const victim = await server(t, dir, env)
     const victimSlot = (await fetch(`${victim.base}/ping`)).headers.get('x-debug-token')!.slice(0, 2)
     const survivors = [one, two]
-    let failed = 0
-    let served = 0
+    const count = { failed: 0, served: 0, victim: 0 }
     const stop = { survivors: false, victim: false }
     const loop = async (base: string, counts: boolean, stopped: () => boolean): Promise<void> => {
       while (!stopped()) {
         try {
           const res = await fetch(`${base}/ping`)
           await res.arrayBuffer()
-          if (counts && res.status !== 200) failed++
-          if (counts) served++
+          if (counts && res.status !== 200) count.failed++
+          if (counts) count.served++
         } catch {
-          if (counts) failed++
+          if (counts) count.failed++
         }
       }
     }
-    let victimServed = 0
     const victimLoop = async (): Promise<void> => {
       while (!stop.victim) {
         try {
           await (await fetch(`${victim.base}/ping`)).arrayBuffer()
-          victimServed++
+          count.victim++
         } catch {
           return
         }
@@ -200,16 +198,17 @@ t.test('a bookshop\'s servers, worker and commands on the default storage, seen 
       ...survivors.flatMap((s) => [loop(s.base, true, () => stop.survivors), loop(s.base, true, () => stop.survivors)]),
       victimLoop(), victimLoop()
     ]
-    while (victimServed < 150) await new Promise((resolve) => setTimeout(resolve, 20))
+    const until = async (done: () => boolean): Promise<void> => { while (!done()) await new Promise((resolve) => setTimeout(resolve, 20)) }
+    await until(() => count.victim >= 150)
     const exited = once(victim.child, 'exit')
     victim.child.kill('SIGKILL')
     await exited
     stop.victim = true
-    const killedAt = served
-    while (served < killedAt + 80) await new Promise((resolve) => setTimeout(resolve, 20))
+    const killedAt = count.served
+    await until(() => count.served >= killedAt + 80)
     stop.survivors = true
     await Promise.all(loops)
-    t.equal(failed, 0, `no request to the other servers failed (${served} served; the killed one had served ${victimServed})`)
+    t.equal(count.failed, 0, `no request to the other servers failed (${count.served} served; the killed one had served ${count.victim})`)
 
     const search = await page(`${one.base}/_profiler/?url=/ping&limit=500`)
     const listed = [...new Set([...search.body.matchAll(/href="\/_profiler\/([0-9a-f]{6})"/g)].map((match) => match[1]))]
