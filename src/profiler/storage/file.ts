@@ -1,5 +1,5 @@
 import { existsSync, fstatSync } from 'node:fs'
-import { mkdir, open, readdir } from 'node:fs/promises'
+import { mkdir, open, readdir, truncate } from 'node:fs/promises'
 import type { FileHandle } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import type { Profile, ProfileSummary } from '../profile.js'
@@ -195,13 +195,16 @@ export class FileProfileStorage implements ProfileStorage {
 
   /**
    * Lines that are no record, and torn last lines of segments no live writer holds (a writer
-   * killed while writing): skipped, and said once when the folder is opened. A torn line of a
-   * live writer is a record being written.
+   * killed while writing): skipped, and said once when the folder is opened; a torn line is cut
+   * off then (nobody appends to that segment any more), so that the next process to open the
+   * folder does not say it again. A torn line of a live writer is a record being written.
    */
   private async reportDamage (changes: ScanChanges): Promise<void> {
     let skipped = changes.changed.reduce((sum, change) => sum + change.skipped, 0)
-    for (const segment of changes.torn) {
-      if (segment.slot === undefined || !(await WriterSlots.isHeld(this.directory, segment.slot))) skipped++
+    for (const { segment, end } of changes.torn) {
+      if (segment.slot !== undefined && await WriterSlots.isHeld(this.directory, segment.slot)) continue
+      skipped++
+      await truncate(segmentPath(this.directory, segment.name), end).catch(() => undefined)
     }
     if (skipped > 0) this.log.warn({ directory: this.directory, skipped }, 'fastify-kernel: profiler segments hold torn or corrupt lines (a crash while writing); they are skipped')
   }
@@ -560,6 +563,7 @@ export class FileProfileStorage implements ProfileStorage {
   }
 
   async close (): Promise<void> {
+    if (this.closed) return
     this.closed = true
     clearInterval(this.timer)
     await this.idle()

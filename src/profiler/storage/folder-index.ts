@@ -52,8 +52,10 @@ const older = (a: IndexEntry, b: IndexEntry): number => a.summary.time - b.summa
  * What a profiler folder keeps, as one process sees it: every writer's profiles (its own as it
  * saves them, the others' as its scans of their segments find them), bounded for the folder as
  * a whole. The bounds are by `time` (the contract's): beyond `maxProfiles` the oldest leave,
- * and any older than `maxAge`; one min-heap by time answers both, so a save costs a push and,
- * past the bound, a pop. Every process applies the same rule to what it sees, and sees a subset
+ * and any older than `maxAge`: the oldest by time leaves first either way. Profiles mostly come
+ * in order of time (a process's own saves): those go to a queue, in O(1); the others (the other
+ * writers' read in batches, a long job saved late) to a min-heap; the oldest is the older of the
+ * two heads. Every process applies the same rule to what it sees, and sees a subset
  * of what is on disk: a profile one process finds beyond the bounds is beyond them for all, so
  * a segment deleted for it holds nothing another process should show.
  */
@@ -62,7 +64,12 @@ export class FolderIndex<E extends IndexEntry = IndexEntry> {
   readonly entries = new Map<string, E>()
   /** name → every segment known (own, others', the previous layout's) */
   readonly segments = new Map<string, SegmentState>()
-  /** kept entries, oldest first; an entry that left (replaced, forgotten) stays until it is at the top */
+  /**
+   * kept entries that came in order of time, oldest first (from `head` on), and the others, in a
+   * min-heap by time; an entry that left (replaced, forgotten) stays until it is at the front
+   */
+  private ordered: E[] = []
+  private head = 0
   private heap = new TinyQueue<E>([], older)
   private seq = 0
 
@@ -85,8 +92,22 @@ export class FolderIndex<E extends IndexEntry = IndexEntry> {
     entry.seq = this.seq++
     this.entries.set(token, entry)
     if (entry.segment !== undefined) entry.segment.live++
-    this.heap.push(entry)
+    const last = this.ordered.length > this.head ? this.ordered[this.ordered.length - 1]! : undefined
+    if (last === undefined || last.summary.time <= entry.summary.time) this.ordered.push(entry)
+    else this.heap.push(entry)
     this.prune(now)
+  }
+
+  /** The kept entry that is the oldest (dropping from the fronts those that left already). */
+  private oldest (): E | undefined {
+    const { ordered, heap, entries } = this
+    while (this.head < ordered.length && entries.get(ordered[this.head]!.summary.token) !== ordered[this.head]) this.head++
+    while (heap.length > 0 && entries.get(heap.peek()!.summary.token) !== heap.peek()) heap.pop()
+    const queued = this.head < ordered.length ? ordered[this.head] : undefined
+    const heaped = heap.peek()
+    if (queued === undefined) return heaped
+    if (heaped === undefined) return queued
+    return older(queued, heaped) <= 0 ? queued : heaped
   }
 
   /** An entry's segment is now known (the writer wrote it). */
@@ -97,21 +118,26 @@ export class FolderIndex<E extends IndexEntry = IndexEntry> {
 
   /** The oldest profiles beyond the count, and every expired one, leave. */
   prune (now: number): void {
-    const heap = this.heap
-    while (heap.length > 0) {
-      const oldest = heap.peek()!
-      const token = oldest.summary.token
-      if (this.entries.get(token) !== oldest) {
-        // left already (replaced, forgotten)
-        heap.pop()
-        continue
-      }
+    for (let oldest = this.oldest(); oldest !== undefined; oldest = this.oldest()) {
       if (this.entries.size <= this.limits.maxProfiles && !this.expired(oldest.summary, now)) break
-      heap.pop()
-      this.leave(token, oldest)
+      if (this.head < this.ordered.length && this.ordered[this.head] === oldest) this.head++
+      else this.heap.pop()
+      this.leave(oldest.summary.token, oldest)
     }
-    // entries that left while not at the top: rebuilt once they outnumber the kept ones
-    if (heap.length > 2 * this.entries.size + 1024) this.heap = new TinyQueue([...this.entries.values()], older)
+    // the queue's front, once it is most of it, and entries that left while not at the front: let go
+    if (this.head > 1024 && this.head * 2 > this.ordered.length) {
+      this.ordered = this.ordered.slice(this.head)
+      this.head = 0
+    }
+    if (this.ordered.length - this.head + this.heap.length > 2 * this.entries.size + 1024) this.rebuild()
+  }
+
+  /** The queue and the heap from the kept entries only. */
+  private rebuild (): void {
+    const kept = [...this.entries.values()].sort(older)
+    this.ordered = kept
+    this.head = 0
+    this.heap = new TinyQueue<E>([], older)
   }
 
   /** A kept profile leaves (the bounds, a deleted segment, a replaced token). */
@@ -173,6 +199,8 @@ export class FolderIndex<E extends IndexEntry = IndexEntry> {
   clear (): void {
     this.entries.clear()
     this.segments.clear()
+    this.ordered = []
+    this.head = 0
     this.heap = new TinyQueue<E>([], older)
   }
 }

@@ -239,7 +239,7 @@ export class RedisProfileStorage implements ProfileStorage {
     // reservations not renewed for long (the process was suspended, its timers ran late) may
     // have expired in Redis: still handed out (a save stores a token whose reservation expired,
     // unless another process took it since), and renewed now, for the next draws
-    if (this.pool.length > 0 && now - this.pool[0].at > RENEW_AFTER_MS) this.renewPool().catch(() => undefined)
+    if (this.pool.length > 0 && now - this.pool[0].at > RENEW_AFTER_MS && now - this.failedAt >= RETRY_AFTER_MS) this.renewPool().catch(() => undefined)
     if (this.pool.length < this.poolLow && !this.refilling && now - this.failedAt >= RETRY_AFTER_MS) {
       this.refillRun = this.refill().catch((error: unknown) => { this.reserveFailure.warn({ err: error }) })
     }
@@ -284,7 +284,11 @@ export class RedisProfileStorage implements ProfileStorage {
    * again; the tokens another process has taken since leave the pool. One at a time.
    */
   renewPool (): Promise<void> {
-    this.renewing ??= this.renew().finally(() => { this.renewing = undefined })
+    this.renewing ??= this.renew().catch((error: unknown) => {
+      // Redis down: the draws do not ask again before the retry delay
+      this.failedAt = this.clock.monotonic()
+      throw error
+    }).finally(() => { this.renewing = undefined })
     return this.renewing
   }
 

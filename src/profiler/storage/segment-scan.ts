@@ -28,8 +28,8 @@ export interface SegmentChange {
 export interface ScanChanges {
   changed: SegmentChange[]
   gone: string[]
-  /** segments with bytes after their last whole line: a record being written, or torn by a crash */
-  torn: SegmentName[]
+  /** segments with bytes after their last whole line (from `end` on): a record being written, or torn by a crash */
+  torn: Array<{ segment: SegmentName, end: number }>
 }
 
 /** A segment as read so far. */
@@ -85,7 +85,7 @@ export class SegmentScan {
       }
     }
     const changed: SegmentChange[] = []
-    const torn: SegmentName[] = []
+    const torn: ScanChanges['torn'] = []
     for (const segment of segments) {
       const change = await this.update(segment, now)
       if (change === undefined) {
@@ -95,7 +95,7 @@ export class SegmentScan {
       }
       if (change.records.length > 0 || change.reset || change.skipped > 0) changed.push(change)
       const seen = this.seen.get(segment.name)!
-      if (seen.size > seen.end) torn.push(segment)
+      if (seen.size > seen.end) torn.push({ segment, end: seen.end })
     }
     return { changed, gone, torn }
   }
