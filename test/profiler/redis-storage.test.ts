@@ -182,6 +182,32 @@ t.test('the app with redis storage after an idle gap (an injected clock): its re
   t.ok(renewed.length > 0, `the pool's reservations are made again (${renewed.length})`)
 })
 
+t.test('the app with redis storage after a few idle minutes (past the 300 s a reservation was once trusted for, its timers late): the first request is profiled and its draw renews the pool', async (t) => {
+  const redis = await TestRedis.start(t)
+  const admin = redis.client(t)
+  const clock = new ManualClock()
+  const app = await buildApp({ debug: true, clock, profiler: { storage: 'redis', redis: { client: await appClient(t, redis) } } })
+  t.teardown(() => app.close())
+  const profiler = profilerOf(app)
+  await profiler.settled()
+  // five minutes and a second on the process's clock with no renewal run; in Redis, the
+  // reservations have 100 s left (their TTL is 600 s): still this process's
+  clock.advance(5 * 60_000 + 1000)
+  const held = await reservationKeys(admin)
+  t.ok(held.length > 0, `${held.length} reservations held`)
+  for (const key of held) await admin.expire(key, 100)
+  const res = await app.inject({ url: '/hello/after', headers: { host, accept: 'text/html' } })
+  const token = String(res.headers['x-debug-token'])
+  t.match(token, /^[0-9a-f]{6}$/, 'the first request after the gap has a token (it had none when a draw let go of reservations older than 300 s)')
+  t.equal((await app.inject({ url: `/_wdt/${token}`, headers: { host } })).statusCode, 200, 'its toolbar')
+  t.match((await app.kernelProfiler.profileOf(res)).url, '/hello/after', 'and its profile')
+  await profiler.settled()
+  t.equal(profiler.dropped, 0, 'no unit lost')
+  // the draw sent the renewal before the save, on the same connection: answered before it
+  const ttls = await Promise.all((await reservationKeys(admin)).map(async (key) => Number(await admin.ttl(key))))
+  t.ok(ttls.length > 0 && ttls.every((ttl) => ttl > 500), `the draw renewed the pool: ${ttls.length} reservations, each with its TTL set again (the lowest ${Math.min(...ttls)} s)`)
+})
+
 t.test('redis storage: the pool\'s reservations are renewed (their TTL set again), one another process took leaves the pool', async (t) => {
   const redis = await TestRedis.start(t)
   const admin = redis.client(t)
