@@ -90,7 +90,7 @@ const servers = [
   { name: 'full capture (redis)', kind: 'kernel', options: { ...FULL, profiler: { storage: 'redis', saveBudget: 1 } }, scenarios: ['matched'], needsProfiler: true, redis: true },
   // the default save budget: what a load test costs a developer who changed nothing (the
   // default storage, the file storage, in a folder of the run's own), and with the memory storage
-  { name: 'default budget (file, the default)', kind: 'kernel', options: { debug: true, profiler: { directory: defaultDir } }, scenarios: ['matched'], needsProfiler: true },
+  { name: 'default budget (file: the default)', kind: 'kernel', options: { debug: true, profiler: { directory: defaultDir } }, scenarios: ['matched'], needsProfiler: true },
   { name: 'default budget (memory)', kind: 'kernel', options: { debug: true, profiler: { storage: 'memory' } }, scenarios: ['matched'], needsProfiler: true }
 ]
 
