@@ -41,7 +41,7 @@ t.test('a 303 after a POST: the next request\'s profile, toolbar and request pan
   const profile = await app.kernelProfiler.profileOf(next)
   t.same(profile.collected.request?.redirect, { token: postToken, method: 'POST', route: 'book_create', statusCode: 303 }, 'its profile keeps where it came from')
   const toolbar = await app.inject({ url: `/_wdt/${profile.token}`, headers: { host } })
-  t.match(toolbar.body, `<a class="kwdt-main" href="/_profiler/${postToken}" title="The profile of the request that redirected here"><span class="kwdt-label">Redirect from</span> <span class="kwdt-badge">303</span> POST @book_create (${postToken})</a>`, 'the toolbar: "Redirect from POST @book_create (token)", linking the POST\'s profile')
+  t.match(toolbar.body, `<a class="kwdt-main" href="/_profiler/${postToken}" title="The profile of the request that redirected here"><span class="kwdt-label">Redirect from</span> <span class="kwdt-badge">303</span> <span class="kwdt-detail">POST @book_create (${postToken})</span></a>`, 'the toolbar: "Redirect from POST @book_create (token)", linking the POST\'s profile')
   const panel = await app.inject({ url: `/_profiler/${profile.token}?panel=request`, headers: { host } })
   t.match(panel.body, `303 POST @book_create (${postToken})`, 'the request panel says it too')
 
