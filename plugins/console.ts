@@ -236,7 +236,7 @@ export async function openAppConsole (path: string): Promise<AppConsole> {
   const recorder = new RouteRecorder()
   // the console serves no request: the app's profiler storage is opened for reading, so that
   // a file storage's folder stays the running server's
-  setProfilesReadOnly(true)
+  setProfilesReadOnly(true, resolve(path))
   let app: FastifyInstance
   try {
     diagnostics.subscribe(INIT_CHANNEL, recorder.onInit)

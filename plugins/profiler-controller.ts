@@ -129,7 +129,7 @@ export async function registerProfilerController (app: FastifyInstance, kernel: 
 
   app.get(`${PROFILER_PATH}/`, config('_profiler_search'), async function profilerSearch (request: FastifyRequest, reply) {
     const { filter, form, problems } = parseFilter(request.query)
-    return page(reply, { ...searchPage(await read(storage.find(filter)), form, storage.size, profiler.dropped, problems, panels.label), capture: captureView(request) })
+    return page(reply, { ...searchPage(await read(storage.find(filter)), form, storage.size, profiler.drops, problems, panels.label), capture: captureView(request) })
   })
 
   // Symfony's search bar and results URLs: the search page above, with their query (a 302, as Symfony's)

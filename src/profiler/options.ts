@@ -16,13 +16,19 @@ import type { Thresholds } from './thresholds.js'
 /** Options of the web profiler: `app.register(kernel, { debug: true, profiler: { ... } })`. */
 export interface ProfilerOptions {
   /**
-   * where profiles are kept: `memory` (bounded LRU, the plugin's default; per process), `file`
-   * (one process per folder), `redis` (shared by every process; needs `redis.client`), or the
-   * app's own storage, an object implementing `ProfileStorage` (docs/profiler.md, "Storage"):
-   * used as is, it keeps its own bounds, and the kernel closes it when the app closes
+   * where profiles are kept: `file` (the default: a folder every process of the app writes and
+   * reads at once: servers, cluster workers, queue workers, commands), `memory` (bounded LRU,
+   * this process only; nothing on disk), `redis` (shared by every process and host; needs
+   * `redis.client`), or the app's own storage, an object implementing `ProfileStorage`
+   * (docs/profiler.md, "Storage"): used as is, it keeps its own bounds, and the kernel closes it
+   * when the app closes
    */
   storage?: BuiltInStorage | ProfileStorage
-  /** folder of the file storage; default `var/profiler` under the working directory */
+  /**
+   * folder of the file storage; default `var/profiler` under the app's root (the nearest folder
+   * holding a `package.json` above the script Node was started with, whatever the working
+   * directory); a relative path is taken from the working directory
+   */
   directory?: string
   /** the Redis storage: the app's ioredis client (never closed by the kernel), a key prefix, a time bound per call */
   redis?: { client: RedisCommands, prefix?: string, commandTimeout?: number }
@@ -105,7 +111,8 @@ export interface ResolvedProfilerOptions {
   /** a built-in storage's name, or the app's own storage */
   storage: BuiltInStorage | ProfileStorage
   capture: CaptureMode
-  directory: string
+  /** the file storage's folder as given; undefined: the default, under the app's root (filled in when the storage opens) */
+  directory: string | undefined
   redis: { client: RedisCommands, prefix?: string, commandTimeoutMs: number } | undefined
   maxProfiles: number
   maxAgeMs: number
@@ -276,9 +283,9 @@ export function resolveProfilerOptions (given: boolean | ProfilerOptions | Recor
   problems.push(...integrationOptionProblems(o, builtIns))
   if (problems.length > 0) fail(problems)
   return {
-    storage: o.storage ?? 'memory',
+    storage: o.storage ?? 'file',
     capture: capture as CaptureMode,
-    directory: o.directory ?? 'var/profiler',
+    directory: o.directory,
     redis: o.redis === undefined ? undefined : { client: o.redis.client, ...(o.redis.prefix === undefined ? {} : { prefix: o.redis.prefix }), commandTimeoutMs: o.redis.commandTimeout ?? 500 },
     maxProfiles: o.maxProfiles ?? DEFAULT_MAX_PROFILES,
     maxAgeMs: (o.maxAge ?? DEFAULT_MAX_AGE_SECONDS) * 1000,

@@ -12,7 +12,7 @@ import type { PanelReader } from './findings.js'
 import { ProfilerAdmission } from './admission.js'
 import { LogCapture, newCapture } from './log-capture.js'
 import { ProfileSaves } from './saves.js'
-import type { ProfilerLogger } from './saves.js'
+import type { Drops, ProfilerLogger } from './saves.js'
 import { Recorder } from './recorder.js'
 import type { RecordingExtension } from './recorder.js'
 import { RequestRecording } from './request-recording.js'
@@ -87,9 +87,14 @@ export class Profiler implements KernelProfiler {
     return this.kernel.redactor
   }
 
-  /** profiles not stored (the save budget, the storage's backlog or a failure) */
+  /** profiles not stored (the save budget, the storage's backlog, no token, a failure) */
   get dropped (): number {
     return this.saves.dropped
+  }
+
+  /** the same, by reason */
+  get drops (): Readonly<Drops> {
+    return this.saves.drops
   }
 
   /** profiles stored */
@@ -116,6 +121,7 @@ export class Profiler implements KernelProfiler {
     if (!this.capture.records(() => false, parent !== null && recordingOf(context.parent) !== undefined)) return await fn(undefined)
     const recording = this.recorder.begin(context, { kind, name, parent }, newCapture(context.startedAt))
     if (recording === undefined) return await fn(undefined)
+    let kept = false
     try {
       return await runInUnit(context, () => fn(recording.token))
     } catch (error) {
@@ -123,8 +129,13 @@ export class Profiler implements KernelProfiler {
       context.exception = error
       throw error
     } finally {
-      if (this.capture.keeps(recording.failed, context.elapsed(), false)) this.recorder.end(recording, { kind, name, context, aborted: false })
+      kept = this.capture.keeps(recording.failed, context.elapsed(), false)
+      if (kept) this.recorder.end(recording, { kind, name, context, aborted: false })
       else this.recorder.discard(recording)
+      // a unit of its own (a command, a job a worker runs), not part of another recording:
+      // settled once its profile is stored, so that a script may exit at once, and the token
+      // it prints opens from any process
+      if (kept && recordingOf(context.parent) === undefined) await this.saves.untilStored(recording.token)
     }
   }
 

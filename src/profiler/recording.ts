@@ -2,6 +2,7 @@ import type { KernelContext } from '../kernel/context.js'
 import type { RequestSnapshot } from '../kernel/collector.js'
 import type { CapturedLogs } from './log-capture.js'
 import type { SpanList } from './spans.js'
+import type { RedirectOrigin } from './redirect-cookie.js'
 
 export const PROFILER_PATH = '/_profiler'
 export const TOOLBAR_PATH = '/_wdt'
@@ -30,6 +31,8 @@ export class Recording {
   heapUsedEnd = 0
   /** its exception's stack, read as it ended (formatted: it keeps no frame alive) */
   stack: string | undefined
+  /** the redirect the browser followed to this request (Symfony's `sf_redirect`) */
+  redirect: RedirectOrigin | undefined
 
   /**
    * @param kind `request`, or what `record()` was given

@@ -16,6 +16,8 @@ import type { ProfilerAdmission } from './admission.js'
 import type { LogCapture } from './log-capture.js'
 import type { Recorder } from './recorder.js'
 import { profileLink, recordingOf } from './recording.js'
+import type { Recording } from './recording.js'
+import { REDIRECT_COOKIE, clearRedirectCookie, isFollowedRedirect, redirectCookie, redirectOrigin } from './redirect-cookie.js'
 import { REQUEST_KIND } from './unit.js'
 import type { CapturePolicy } from './capture.js'
 
@@ -110,8 +112,25 @@ export class RequestRecording {
     }
     event.reply.header('X-Debug-Token', recording.token)
     event.reply.header('X-Debug-Token-Link', profileLink(event.context, recording.token))
+    this.linkRedirect(event, recording)
     recording.size = payloadSize(event.payload)
     recording.timeToFirstByteMs = event.context.elapsed()
+  }
+
+  /**
+   * Symfony's redirect link: a request the browser was redirected to keeps where from (the
+   * cookie the redirect set, then cleared); a redirect sets it, naming its own profile.
+   */
+  private linkRedirect ({ request, reply, context }: ResponseEvent, recording: Recording): void {
+    const secure = context.uri?.scheme === 'https'
+    const from = redirectOrigin(request.headers.cookie)
+    if (from !== undefined) recording.redirect = from
+    if (isFollowedRedirect(reply.statusCode, reply.getHeader('location'))) {
+      const route = typeof context.attributes._route === 'string' ? context.attributes._route : null
+      reply.header('set-cookie', redirectCookie({ token: recording.token, method: request.method, route, statusCode: reply.statusCode }, secure))
+    } else if (request.headers.cookie?.includes(REDIRECT_COOKIE) === true) {
+      reply.header('set-cookie', clearRedirectCookie(secure))
+    }
   }
 
   /**

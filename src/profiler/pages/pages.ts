@@ -6,6 +6,7 @@ import type { Panels } from './panels.js'
 import { statusOfSummary } from './status.js'
 import { BUILT_IN_KINDS } from '../unit.js'
 import { FLAG_NAMES, isFlag } from '../flags.js'
+import type { Drops } from '../saves.js'
 
 /** The layout's data: a page is the layout plus one content partial. */
 export interface PageModel {
@@ -185,7 +186,18 @@ export function parseFilter (query: unknown): { filter: ProfileFilter, form: Rec
   return { filter, form, problems }
 }
 
-export function searchPage (results: readonly ProfileSummary[], form: Record<string, string>, stored: number, dropped = 0, problems: readonly string[] = [], label?: PanelLabel): PageModel {
+/** Why this process's units were not profiled, each reason with its count: the real one, not a guess. */
+export function dropReasons (drops: Drops): string[] {
+  const reasons: string[] = []
+  if (drops.budget > 0) reasons.push(`${drops.budget} over the save budget (heavy load: the profiler spent its share of the second)`)
+  if (drops.backlog > 0) reasons.push(`${drops.backlog} while the storage was behind (saves waiting beyond its bound)`)
+  if (drops.token > 0) reasons.push(`${drops.token} without a token: the storage could not reserve one (unreachable, or slow to answer)`)
+  if (drops.failed > 0) reasons.push(`${drops.failed} whose save failed${drops.lastFailure === undefined ? '' : ` (the last one: ${drops.lastFailure})`}`)
+  return reasons
+}
+
+export function searchPage (results: readonly ProfileSummary[], form: Record<string, string>, stored: number, drops: Drops = { budget: 0, backlog: 0, token: 0, failed: 0 }, problems: readonly string[] = [], label?: PanelLabel): PageModel {
+  const dropped = drops.budget + drops.backlog + drops.token + drops.failed
   return {
     title: 'Profiler: search',
     contentPartial: 'search',
@@ -197,6 +209,7 @@ export function searchPage (results: readonly ProfileSummary[], form: Record<str
     results: results.map((summary) => summaryRow(summary, label)),
     count: results.length,
     stored,
-    dropped
+    dropped,
+    dropReasons: dropReasons(drops).join('; ')
   }
 }

@@ -70,9 +70,10 @@ export function matchesFigure (figures: ProfileFigures | undefined, wanted: Figu
  * age (`maxAge` after a profile's `time`, on the storage's clock).
  *
  * Tokens are handed out by the storage, because only it can promise that a token is unique
- * where it matters: among this process's profiles (memory, file) or among every process
- * sharing it (Redis, where set-if-absent does it). `reserveToken` is synchronous — the draw
- * runs at the start of every profiled request — so a shared storage reserves batches ahead.
+ * where it matters: among this process's profiles (memory) or among every process sharing it
+ * (file: each writer's tokens begin with its slot; Redis: set-if-absent). `reserveToken` is
+ * synchronous — the draw runs at the start of every profiled request — so a shared storage
+ * reserves ahead.
  */
 export interface ProfileStorage {
   /** a short lower-case name (`memory`, `file`, `redis`, `sqlite`…), as pages and logs name it */
@@ -128,11 +129,10 @@ export function keepsRecordings (storage: ProfileStorage): storage is RecordingK
 }
 
 /**
- * Token reservations of a storage only one process writes (memory, file): unique by
- * construction. A sequence over the 16.7 million six-hex tokens, from a random start, so that a
- * token is given once in 16.7 million draws, more than any storage keeps (`maxProfiles` is at
- * most a million) and than any request stays in flight; only a token a stored profile of an
- * earlier process has (the file storage's folder) is skipped.
+ * Token reservations of a storage only one process writes (memory): unique by construction. A
+ * sequence over the 16.7 million six-hex tokens, from a random start, so that a token is given
+ * once in 16.7 million draws, more than any storage keeps (`maxProfiles` is at most a million)
+ * and than any request stays in flight; a token `stored` says is taken is skipped.
  */
 export class LocalTokens {
   private next = randomInt(TOKENS)

@@ -62,7 +62,7 @@ export const queue: ProfilerIntegration = {
             contentPartial: 'missing',
             message: id === undefined
               ? `Job "${queue}:${name}" was not added${found.job.error === undefined ? ' yet when the profile was made' : `: ${found.job.error}`}, so it has no profile.`
-              : `Job "${queue}:${name}" #${id} has no profile here: it has not been processed yet, or a worker of another process ran it (only the process that added a job can link its run back to it), or its run was not profiled.`
+              : `Job "${queue}:${name}" #${id} has no profile here: it has not been processed yet, or its run was not profiled, or the worker that ran it keeps its profiles elsewhere (in its own memory, another folder: every process of the app shares the default file storage).`
           })
         }
       }],
