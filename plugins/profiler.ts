@@ -45,7 +45,7 @@ import type { Clock } from '../src/clock.js'
 import type { PageModel } from '../src/profiler/pages/pages.js'
 import { explainPage, lastQueryValue, neighboursOf, noProfilesPage, parseFilter, profilePage, searchPage, tokenNotFoundPage } from '../src/profiler/pages/pages.js'
 import { isSameOrigin } from '../src/profiler/pages/same-origin.js'
-import { ExplainRefusal, explain } from '../src/profiler/io/explain.js'
+import { ExplainFailure, ExplainRefusal, explain } from '../src/profiler/io/explain.js'
 import { PROFILER_SCRIPT, readProfilerScript } from '../src/profiler/pages/script.js'
 
 const PARTIALS: Record<string, string> = {
@@ -254,9 +254,10 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, pr
     try {
       return await page(reply, explainPage(profile, statement, await explain(id)))
     } catch (error) {
-      if (error instanceof ExplainRefusal) return page(reply.code(error.statusCode), explainPage(profile, statement, { message: error.message }))
-      // the database's own answer (a syntax it refuses, a table since dropped): shown as such
-      return page(reply, explainPage(profile, statement, { message: `The database answered: ${(error as Error).message}` }))
+      if (error instanceof ExplainRefusal) return page(reply.code(error.statusCode).headers(error.headers), explainPage(profile, statement, { message: error.message }))
+      // the database's own answer (a syntax it refuses, a table since dropped), its secret values masked
+      if (error instanceof ExplainFailure) return page(reply, explainPage(profile, statement, { message: `The database answered: ${error.message}` }))
+      throw error
     }
   })
 

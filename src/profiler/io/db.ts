@@ -71,8 +71,12 @@ export function settleDbSpan (span: Span): void {
 const handedOut: object[] = []
 
 function mysqlVia (): ExplainVia | undefined {
-  const pool = (handedOut.at(-1) as { _pool?: unknown } | undefined)?._pool
-  return typeof pool === 'object' && pool !== null ? { kind: 'mysql2-pool', handle: pool } : undefined
+  const connection = handedOut.at(-1) as { _pool?: unknown } | undefined
+  const pool = connection?._pool
+  if (typeof pool !== 'object' || pool === null) return undefined
+  // a PoolConnection's parent class is mysql2's Connection: EXPLAIN opens one of its own with it
+  const connectionClass = Object.getPrototypeOf(connection!.constructor) as unknown
+  return typeof connectionClass === 'function' ? { kind: 'mysql2-pool', handle: pool, connectionClass } : { kind: 'mysql2-pool', handle: pool }
 }
 
 function sqlCalls (tracing: string, system: string | undefined, driver: string | undefined): ChannelSubscription {

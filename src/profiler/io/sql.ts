@@ -7,6 +7,8 @@
  * other languages.)
  */
 
+import { singleReadProblem } from './sql-statements.js'
+
 type TokenType = 'word' | 'ident' | 'string' | 'number' | 'placeholder' | 'op' | 'open' | 'close' | 'comma' | 'other'
 
 interface Token {
@@ -125,26 +127,14 @@ function isMysql (system: string): boolean {
   return system === 'mysql' || system === 'mariadb'
 }
 
-/** The words that make a statement something else than a read, wherever they stand in it. */
-const WRITES = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE', 'UPSERT', 'INTO', 'CREATE', 'DROP', 'ALTER', 'TRUNCATE', 'GRANT', 'REVOKE', 'COPY'])
-
 /**
- * Whether a statement is a plain read that EXPLAIN may be asked of: one statement (nothing after
- * a `;` but comments), starting with SELECT or WITH, and none of the words of a write anywhere
- * outside its strings and quoted names (so neither a data-modifying CTE, `SELECT … INTO`, nor a
- * locking read `FOR UPDATE`). Deliberately strict: a read it refuses is only not explained.
+ * Whether a statement is a plain read that EXPLAIN may be asked of: exactly one statement,
+ * starting with SELECT or WITH, no word of a write or a transaction outside its strings and
+ * quoted names, read by its dialect's own lexer (sql-statements.ts). Deliberately strict: a read
+ * it refuses is only not explained.
  */
 export function isPlainRead (sql: string, system = 'mysql'): boolean {
-  return plainRead(sql, tokenize(sql, isMysql(system), system.startsWith('postgres')))
-}
-
-function plainRead (sql: string, tokens: readonly Token[]): boolean {
-  const words = tokens.filter((token) => token.type === 'word').map((token) => sql.slice(token.start, token.end).toUpperCase())
-  const first = words[0]
-  if (first !== 'SELECT' && first !== 'WITH') return false
-  const separator = tokens.findIndex((token) => token.type === 'other' && sql[token.start] === ';')
-  if (separator !== -1 && separator !== tokens.length - 1) return false
-  return !words.some((word) => WRITES.has(word))
+  return singleReadProblem(sql, system) === undefined
 }
 
 function columnName (sql: string, token: Token | undefined): string | undefined {
@@ -253,7 +243,7 @@ export function analyzeSql (sql: string, system = 'mysql'): SqlAnalysis {
     if (slot.column === undefined) delete slot.column
     slots.push(slot)
   }
-  return { slots, shape: shapeOf(sql, tokens), plainRead: plainRead(sql, tokens) }
+  return { slots, shape: shapeOf(sql, tokens), plainRead: isPlainRead(sql, system) }
 }
 
 /** The value at `k` follows `IDENTIFIED BY`, or `IDENTIFIED WITH|VIA <plugin> BY|AS|USING`. */
