@@ -8,6 +8,7 @@ import { processSampler } from '../src/profiler/cpu/sampler.js'
 import { CpuArming } from '../src/profiler/cpu/arming.js'
 import { isSameOrigin } from '../src/profiler/pages/same-origin.js'
 import { CpuProfileExtension } from '../src/profiler/cpu/extension.js'
+import { CpuProfileRate } from '../src/profiler/cpu/rate.js'
 import { isCpuProfile } from '../src/profiler/cpu/cpu-profile.js'
 import { cpuCollector, cpuProfilePath } from '../src/profiler/collectors/cpu.js'
 import type { NextRequestButton } from '../src/profiler/toolbar/model.js'
@@ -33,7 +34,7 @@ export function registerCpuProfile (
   // the inspector session opens with the first CPU profile asked, and closes with the last profiler
   const release = processSampler.retain()
   app.addHook('onClose', async () => { release() })
-  profiler.extend(new CpuProfileExtension(processSampler, arming, profiler.admission.admits))
+  profiler.extend(new CpuProfileExtension(processSampler, arming, profiler.admission.admits, new CpuProfileRate(clock)))
   kernel.addCollector(cpuCollector(kernel.sources))
 
   // arms this browser: a POST from the profiler's own pages (the toolbar), never from another site
