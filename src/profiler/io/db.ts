@@ -270,13 +270,14 @@ export function formatDbSpan (span: Span, redactor: Redactor): void {
   // a Redis command's passwords are no SQL literals: masked first, then the command read as one
   const query = call.system === 'redis' ? maskedRedisStatement(context.query, redactor, secrets) : context.query
   const analysis = analyzeSql(query, call.system)
-  const statement = maskedStatement(query, analysis, redactor, secrets)
+  // a literal that is a URL with credentials (a DSN, a signed link) is masked as every URL is
+  const statement = redactor.message(maskedStatement(query, analysis, redactor, secrets))
   const data: DbSpanData = { system: call.system, statement: truncate(statement), shape: truncate(analysis.shape), driver: call.driver }
   const params = maskedParams(context.values, analysis, redactor, secrets)
   if (params !== undefined) {
     data.params = params
     const runnable = runnableSql(query, analysis, call.system, context.values, secretSlots(analysis, redactor).test)
-    if (runnable !== undefined) data.runnable = runnable
+    if (runnable !== undefined) data.runnable = redactor.message(runnable)
   }
   // a server's error may quote the statement where it failed (MariaDB's `near '…'`)
   if (span.error !== undefined) {

@@ -42,7 +42,10 @@ const WORD_START = /[A-Za-z_\u0080-\uffff]/
 const WORD = /[\w$.\u0080-\uffff]/
 const DIGIT = /[0-9]/
 const COMPARISON = new Set(['=', '<>', '!=', '<', '>', '<=', '>=', '<=>'])
-const COMPARISON_WORDS = new Set(['LIKE', 'ILIKE', 'BY'])
+/** `col LIKE v`; PostgreSQL's `SET name TO v` */
+const COMPARISON_WORDS = new Set(['LIKE', 'ILIKE', 'BY', 'TO'])
+/** PostgreSQL's `set_config('name', value, local)`: the value is the setting's, named by the first argument */
+const SET_CONFIG = 'SET_CONFIG'
 /** after `INTO`, a word before `(` that is no table name */
 const NOT_A_TABLE = new Set(['VALUES', 'VALUE', 'SELECT'])
 
@@ -194,6 +197,10 @@ export function analyzeSql (sql: string, system = 'mysql'): SqlAnalysis {
       const enclosing = lists.at(-1)
       if (PASSWORD_FUNCTIONS.has(keyword) || enclosing?.column === PASSWORD) {
         lists.push({ column: PASSWORD, position: 0 })
+      } else if (keyword === SET_CONFIG) {
+        // set_config('app.password', '…', false): the second argument is the setting's value
+        const name = tokens[k + 1]
+        lists.push({ columns: [undefined, name?.type === 'string' ? sql.slice(name.start, name.end).replace(/^[A-Za-z]?'|'$/g, '') : undefined], position: 0 })
       } else if (keyword === 'IN' || (keyword === 'NOT' && word(tokens[k + 1]) === 'IN')) {
         lists.push({ column: columnName(sql, tokens[k - 2]), position: 0 })
       } else if (insertColumns === undefined && collecting === undefined && word(tokens[k - 2]) === 'INTO' && (previous?.type === 'ident' || (previous?.type === 'word' && !NOT_A_TABLE.has(keyword)))) {
