@@ -12,6 +12,7 @@ import { workExtension, workInstrumentation, workInstrumented } from '../src/pro
 import { recordJobsWith } from '../src/profiler/io/bullmq.js'
 import { queueCollector } from '../src/profiler/collectors/queue.js'
 import { mailCollector } from '../src/profiler/collectors/mail.js'
+import { MAIL_REMOTE_POLICY, POLICY_HEADERS } from '../src/profiler/pages/page-policy.js'
 
 /** What the profiler's own routes share (plugins/profiler.ts): their options, storage reads, pages. */
 export interface ProfilerRouteKit {
@@ -54,6 +55,23 @@ export async function registerWorkPanels (app: FastifyInstance, kernel: Kernel, 
         ? `Job "${queue}:${name}" was not added${found.job.error === undefined ? ' yet when the profile was made' : `: ${found.job.error}`}, so it has no profile.`
         : `Job "${queue}:${name}" #${id} has no profile here: it has not been processed yet, or a worker of another process ran it (only the process that added a job can link its run back to it), or its run was not profiled.`
     })
+  })
+
+  // a message's HTML with its remote content, in its frame, when the developer asks (its link):
+  // its own policy lets images, stylesheets and fonts load from anywhere, still with no script
+  app.get(`${PROFILER_PATH}/:token/mail/:n/remote`, kit.config('_profiler_mail_remote'), async function profilerMailRemote (request, reply) {
+    const { token, n: number } = request.params as { token: string, n: string }
+    const profile = /^\d{1,4}$/.test(number) ? await kit.load(token) : undefined
+    const html = profile?.collected.mail?.messages?.[Number(number) - 1]?.html
+    if (profile === undefined || typeof html !== 'string') throw new NotFoundHttpException(`Token "${token}" has no HTML message ${number}.`)
+    for (const name of POLICY_HEADERS) reply.removeHeader(name)
+    return reply
+      .header('content-security-policy', MAIL_REMOTE_POLICY)
+      .header('cache-control', 'no-store')
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', 'no-referrer')
+      .type('text/html; charset=utf-8')
+      .send(html)
   })
 
   // a message as it was sent, for a mail client: the raw message the transport read

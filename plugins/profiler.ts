@@ -20,6 +20,7 @@ import { unitLogChannels } from '../src/profiler/unit-logs.js'
 import { PROFILER_PATH, TOOLBAR_PATH } from '../src/profiler/recording.js'
 import { packageVersion } from '../src/config/paths.js'
 import { responseNonces } from '../src/kernel/listeners/csp-nonces.js'
+import { generateNonces } from '../src/http/csp.js'
 import { TOOLBAR_ASSETS, WebDebugToolbar, readToolbarAsset } from '../src/profiler/toolbar/toolbar.js'
 import { toolbarModel } from '../src/profiler/toolbar/model.js'
 import type { ProfileStorage } from '../src/profiler/storage/storage.js'
@@ -47,6 +48,7 @@ import { explainPage, lastQueryValue, neighboursOf, noProfilesPage, parseFilter,
 import { isSameOrigin } from '../src/profiler/pages/same-origin.js'
 import { ExplainFailure, ExplainRefusal, explain } from '../src/profiler/io/explain.js'
 import { PROFILER_SCRIPT, readProfilerScript } from '../src/profiler/pages/script.js'
+import { POLICY_HEADERS, profilerPagePolicy } from '../src/profiler/pages/page-policy.js'
 
 const PARTIALS: Record<string, string> = {
   profile: 'profiler/profile.hbs',
@@ -154,15 +156,15 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, pr
   }
 
   async function page (reply: FastifyReply, model: PageModel): Promise<FastifyReply> {
-    // the pages' script and stylesheet run under the app's policy too: with the response's nonces
+    // the pages' script and stylesheet run with the response's nonces, under the profiler's own
+    // policy whatever the app's is: a page (a mail's frame) loads nothing from anywhere else
     const context = reply.request.kernel
-    if (context !== undefined) {
-      const nonces = responseNonces(context, reply)
-      model.scriptNonce = nonces.script
-      model.styleNonce = nonces.style
-    }
+    const nonces = context === undefined ? generateNonces() : responseNonces(context, reply)
+    model.scriptNonce = nonces.script
+    model.styleNonce = nonces.style
     const html = await render('profiler/layout.hbs', model)
-    return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(html)
+    for (const name of POLICY_HEADERS) reply.removeHeader(name)
+    return reply.header('content-security-policy', profilerPagePolicy(nonces)).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(html)
   }
 
   async function showProfile (profile: Profile, query: unknown, reply: FastifyReply): Promise<FastifyReply> {
