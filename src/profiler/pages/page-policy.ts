@@ -14,7 +14,7 @@ export function profilerPagePolicy (nonces: CspNonces): string {
   return [
     "default-src 'none'",
     `script-src 'nonce-${nonces.script}'`,
-    `style-src 'self' 'unsafe-inline'`,
+    'style-src \'self\' \'unsafe-inline\'',
     "img-src 'self' data:",
     "font-src 'self' data:",
     "connect-src 'self'",
@@ -33,7 +33,7 @@ export function profilerPagePolicy (nonces: CspNonces): string {
 export const MAIL_REMOTE_POLICY = [
   'sandbox',
   "default-src 'none'",
-  "img-src * data: blob:",
+  'img-src * data: blob:',
   "style-src * 'unsafe-inline'",
   'font-src * data:',
   'media-src * data:',
