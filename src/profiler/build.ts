@@ -4,6 +4,7 @@ import { truncate } from '../http/redact.js'
 import type { Profile, ProfileSummary } from './profile.js'
 import type { Recording } from './recording.js'
 import { REQUEST_KIND } from './unit.js'
+import { boundProfile } from './profile-bound.js'
 
 const MAX_URL = 8192
 
@@ -52,6 +53,9 @@ export function buildProfile (kernel: Kernel, recording: Recording, failed: (col
   const collected = kernel.collectRecorded({ kind: recording.kind, name: recording.name ?? '', context: recording.context, aborted: recording.aborted, request: recording.request }, recording.live, failed)
   const profile: Profile = { version: 2, ...summaryOf(kernel, recording), aborted: recording.aborted, collected }
   addFigures(kernel, profile)
+  if (recording.cut !== undefined) profile.cut = recording.cut
+  // bounded before any storage gets it (and before a page shows it)
+  boundProfile(profile)
   return profile
 }
 

@@ -30,6 +30,8 @@ export class Recording {
   heapUsedEnd = 0
   /** its exception's stack, read as it ended (formatted: it keeps no frame alive) */
   stack: string | undefined
+  /** it held too much to be kept whole and was cut (recording-size.ts): what its profile says of it */
+  cut: string | undefined
 
   /**
    * @param kind `request`, or what `record()` was given

@@ -38,8 +38,19 @@ const MAX_NODES = 20_000
 /** bytes counted for each member of an object past the walk's bound */
 const OVERFLOW = 1024
 
-/** Adds the bytes of `value` to `walk` (a walk may measure several values: what they share counts once). */
-export function addRetained (walk: SizeWalk, value: unknown, maxNodes = MAX_NODES): void {
+/** Whether an object is plain data (an object literal, JSON's): a class instance (a pool, a socket, a Job) may reach the whole process. */
+function isPlain (item: object): boolean {
+  const prototype = Object.getPrototypeOf(item) as object | null
+  return prototype === Object.prototype || prototype === null || Array.isArray(item) || item instanceof Map || item instanceof Set
+}
+
+/**
+ * Adds the bytes of `value` to `walk` (a walk may measure several values: what they share
+ * counts once). `plainOnly`: class instances are counted as an object, not followed (an
+ * Error by its message), so that a reference to a library's object (a pool a statement went
+ * through) never counts the library.
+ */
+export function addRetained (walk: SizeWalk, value: unknown, maxNodes = MAX_NODES, plainOnly = false): void {
   const stack: unknown[] = [value]
   while (stack.length > 0) {
     const item = stack.pop()
@@ -55,6 +66,10 @@ export function addRetained (walk: SizeWalk, value: unknown, maxNodes = MAX_NODE
     if (ArrayBuffer.isView(item)) { walk.bytes += OBJECT_OVERHEAD + item.byteLength; continue }
     if (item instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && item instanceof SharedArrayBuffer)) { walk.bytes += OBJECT_OVERHEAD + item.byteLength; continue }
     if (item instanceof Date || item instanceof RegExp) { walk.bytes += OBJECT_OVERHEAD; continue }
+    if (plainOnly && !isPlain(item)) {
+      walk.bytes += OBJECT_OVERHEAD + (item instanceof Error ? stringBytes(item.message) : 0)
+      continue
+    }
     walk.nodes++
     walk.bytes += OBJECT_OVERHEAD
     if (walk.nodes > maxNodes) {

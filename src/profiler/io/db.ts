@@ -12,6 +12,7 @@ import { maskRedisArguments } from '../../redis/secret-arguments.js'
 import type { SqlAnalysis, SqlSlot } from './sql.js'
 import { runnableSql } from './sql-runnable.js'
 import { explainable } from './explain.js'
+import { boundedValue, cutString } from '../bounded-value.js'
 import type { ExplainVia } from './explain.js'
 
 export const DB = 'db'
@@ -40,7 +41,12 @@ export interface SqlTraceContext {
   prepared?: string
   /** the values as the driver takes them again, when `values` is another view of them (better-sqlite3's arguments) */
   driverValues?: unknown
+  /** the statement or its values were cut when the unit ended (too large to keep whole): shown cut, never explained */
+  cut?: boolean
 }
+
+/** Characters of a statement kept once its unit ended (the panel shows MAX_STRING of it; mysql2's query() writes the values into it) */
+const MAX_KEPT_STATEMENT = 256 * 1024
 
 /** A statement as recorded: references only (`via`, what it can be explained through, is held until the profile is built). */
 export class SqlCall {
@@ -52,11 +58,22 @@ export function settleDbSpan (span: Span): void {
   const call = span.data as unknown
   if (!(call instanceof SqlCall)) return
   const { context } = call
-  const kept: SqlTraceContext = { query: context.query }
-  if (context.values !== undefined) kept.values = context.values
+  // a large statement or value is kept cut (and counted): forty reads of a 4 MB value cost no 160 MB
+  const kept: SqlTraceContext = { query: cutString(context.query, MAX_KEPT_STATEMENT) }
+  let cut = kept.query !== context.query
+  if (context.values !== undefined) {
+    const values = boundedValue(context.values)
+    kept.values = values.value
+    cut ||= values.cut
+  }
   if (context.database !== undefined) kept.database = context.database
   if (context.prepared !== undefined) kept.prepared = context.prepared
-  if (context.driverValues !== undefined) kept.driverValues = context.driverValues
+  if (context.driverValues !== undefined) {
+    const values = boundedValue(context.driverValues)
+    kept.driverValues = values.value
+    cut ||= values.cut
+  }
+  if (cut) kept.cut = true
   const rows = rowsOf(context)
   if (rows !== undefined) kept.rows = rows
   span.data = new SqlCall(kept, call.system, call.driver, call.traffic, call.via) as unknown as Record<string, unknown>
@@ -284,7 +301,7 @@ export function formatDbSpan (span: Span, redactor: Redactor): void {
     for (const secret of secrets) if (secret !== '') span.error = span.error.replaceAll(secret, REDACTED)
   }
   if (typeof context.prepared === 'string') data.prepared = truncate(context.prepared, MAX_NAME)
-  const id = call.via === undefined || !analysis.plainRead ? undefined : explainable(context.query, context.driverValues ?? context.values, call.system, call.via, secretValues(context.values, analysis, redactor))
+  const id = call.via === undefined || context.cut === true || !analysis.plainRead ? undefined : explainable(context.query, context.driverValues ?? context.values, call.system, call.via, secretValues(context.values, analysis, redactor))
   if (id !== undefined) data.explain = id
   const rows = rowsOf(context)
   if (rows !== undefined) data.rows = rows
