@@ -9,6 +9,10 @@
  * - the features (session, locale, security, profiler) do not import each other: a feature
  *   reads another's per-request state through its typed slot (`KernelState`), never through its
  *   code; their options are put together where the app is composed (`plugins/kernel-options.ts`);
+ * - the profiler's core imports no panel: the built-in panels (`src/profiler/panels/<name>/`) are
+ *   integrations the composition sets up (`plugins/profiler.ts`, with their list,
+ *   `src/profiler/panels/index.ts`); a panel imports no other panel, only the core and what
+ *   panels share (`src/profiler/instrument/`, the capture machinery; `src/profiler/panel-kit/`);
  * - the console (`cli/`) goes through its one internal interface, `plugins/console.ts`;
  * - the package never runs a package it does not depend on (a devDependency such as tap or
  *   ioredis): the app's own copy is observed, never imported.
@@ -60,6 +64,20 @@ module.exports = {
       comment: 'what the package runs is a dependency or a peer: a devDependency (tap, ioredis, pg…) is the tests\' own',
       from: { path: '^(index\\.ts$|src/|plugins/|cli/)' },
       to: { dependencyTypes: ['npm-dev', 'npm-no-pkg', 'npm-unknown'], dependencyTypesNot: ['npm-peer', 'type-only', 'type-import'] }
+    },
+    {
+      name: 'profiler-core-not-to-panels',
+      severity: 'error',
+      comment: 'the profiler\'s core knows no panel: each is an integration the composition sets up (plugins/profiler.ts)',
+      from: { path: '^src/profiler/', pathNot: '^src/profiler/panels/' },
+      to: { path: '^src/profiler/panels/' }
+    },
+    {
+      name: 'panels-not-to-each-other',
+      severity: 'error',
+      comment: 'a panel is one folder: it shares with others only through the core, src/profiler/instrument/ and src/profiler/panel-kit/',
+      from: { path: '^src/profiler/panels/([^/]+)/' },
+      to: { path: '^src/profiler/panels/', pathNot: '^src/profiler/panels/$1/' }
     },
     {
       name: 'kernel-not-to-features',

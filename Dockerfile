@@ -2,7 +2,7 @@
 # in prod unless APP_FORCE_DEBUG=1). Build: docker build -t fastify-kernel .
 # Run: docker run -p 8000:8000 -e APP_SESSION_SECRET=<32+ random characters> fastify-kernel
 # (production refuses to start without a session secret).
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 # the plugin and the service are one npm workspace: one lockfile, one install
 COPY package.json package-lock.json ./
@@ -18,7 +18,7 @@ COPY templates templates
 COPY service service
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production APP_ENV=prod HOST=0.0.0.0 PORT=8000 LOG_LEVEL=info
 WORKDIR /app
 COPY --from=build /app/package.json ./

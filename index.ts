@@ -18,7 +18,7 @@ export { Stage, Priority } from './src/kernel/stages.js'
 export { StageChannel } from './src/kernel/channels.js'
 export { errorCodes } from './src/errors/codes.js'
 // Symfony's dump(): shown in the profiler's dump panel; a no-op outside a profiled request
-export { dump } from './src/profiler/dump.js'
+export { dump } from './src/profiler/panels/dump/dump.js'
 
 export type { ErrorCode } from './src/errors/codes.js'
 export type { KernelOptions } from './plugins/kernel-options.js'
@@ -44,21 +44,31 @@ export type {
   StageEventMap
 } from './src/kernel/events.js'
 export type { RouteDefinition } from './src/routing/route-table.js'
+// every built-in panel's data (`profile.collected.db`…) and state slot, typed: declarations only, nothing loaded at run time
+export type {} from './src/augmentations.js'
 // data collectors: a profiler panel and its toolbar item (docs/profiler.md)
-export type { Collector, CollectedData, FinishedRequest, Badge } from './src/kernel/collector.js'
+export type { Collector, CollectedData, FinishedRequest, FinishedUnit, RecordedUnit, Badge, PanelFigures, ProfileFigures } from './src/kernel/collector.js'
 export type { ProfilerOptions } from './src/profiler/options.js'
 export type { Profile, ProfileSummary } from './src/profiler/profile.js'
+// an app's own profiler integration (`profiler.integrations`: its capture, panel and routes; docs/getting-started.md)
+export type { ProfilerIntegration, IntegrationContext, IntegrationParts, IntegrationProfiler, ProfilerRoute, ProfilerRouteKit, SpanHandling } from './src/profiler/integration.js'
+export type { ChannelSubscription } from './src/profiler/instrument/channels.js'
+export type { ModuleInstrumentation } from './src/profiler/instrument/modules.js'
+export type { InstrumentedCopy } from './src/profiler/instrument/notices.js'
+export type { RecordingExtension, LiveUnit } from './src/profiler/recorder.js'
+export type { Recording } from './src/profiler/recording.js'
+export type { PageModel } from './src/profiler/pages/pages.js'
 // an app's own profile storage (`profiler.storage`; docs/profiler.md "Storage"), held to the contract of `fastify-kernel/testing`
-export type { ProfileStorage, ProfileFilter } from './src/profiler/storage/storage.js'
-export type { LogRecord } from './src/profiler/collectors/logs.js'
+export type { ProfileStorage, ProfileFilter, FigureFilter } from './src/profiler/storage/storage.js'
+export type { LogRecord } from './src/profiler/panels/logs/collector.js'
 export type { ProfiledResponse } from './src/profiler/profiler.js'
 export type { Stopwatch, StopwatchEvent, StopwatchPeriod } from './src/kernel/stopwatch.js'
 export type { Span } from './src/profiler/spans.js'
-export type { TimeData } from './src/profiler/collectors/time.js'
-export type { Timeline, TimelineRow } from './src/profiler/timeline.js'
-export type { TemplatesData, TemplateRender } from './src/profiler/collectors/templates.js'
-export type { DumpData, DumpEntry } from './src/profiler/collectors/dump.js'
-export type { ConfigData, ConfiguredFeature } from './src/profiler/collectors/config.js'
+export type { TimeData } from './src/profiler/panels/time/collector.js'
+export type { Timeline, TimelineRow } from './src/profiler/panels/time/timeline.js'
+export type { TemplatesData, TemplateRender } from './src/profiler/panels/templates/collector.js'
+export type { DumpData, DumpEntry } from './src/profiler/panels/dump/collector.js'
+export type { ConfigData, ConfiguredFeature } from './src/profiler/panels/config/collector.js'
 // request-stage services' options (docs/security.md); their helpers are in the subpaths
 export type { SessionOptions } from './src/session/options.js'
 export type { LocaleOptions } from './src/locale/options.js'

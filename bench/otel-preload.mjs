@@ -1,4 +1,4 @@
-// The peer a user would pick instead of the profiler (issue 28): OpenTelemetry's SDK with
+// The peer a user would pick instead of the profiler: OpenTelemetry's SDK with
 // instrumentation-http and @fastify/otel, every span exported. Loaded with `--import` before the
 // bench server (bench/server.mjs `otel`), as OpenTelemetry's docs set it up: the instrumentations
 // enabled before fastify and node:http are loaded. Every span goes through a SimpleSpanProcessor

@@ -2,7 +2,9 @@
 // Each server runs in its own process; autocannon runs here. Prints req/s and p99 as ratios to
 // bare Fastify measured in the same run, and the server's CPU per request (all its threads).
 // BENCH_DURATION (seconds, default 10), BENCH_CONNECTIONS (50), BENCH_ONLY (comma-separated row
-// names: bare, node:http, the servers' names, import, spans, storage, soak, security).
+// names: bare, page, node:http, the servers' names, import, spans, storage, soak, security), BENCH_NODES
+// (the Node lines every server runs on, default `24,20`: bench/node-lines.mjs; the bench itself
+// runs on the first).
 // Rows: node:http (the floor of any framework), the OpenTelemetry peer (SDK, instrumentation-http,
 // @fastify/otel, every span exported), production, debug, the profiler at full capture
 // (saveBudget 1: every request profiled) with memory, file and Redis storage and the count of
@@ -13,7 +15,7 @@
 // the import cost, RSS over a soak of full-capture
 // load (BENCH_SOAK seconds, default 30: RSS at the start, once the storage is full, at the end;
 // 600 for the issue's ten minutes), and the security section (bench/security.mjs).
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { connect, createServer } from 'node:net'
@@ -28,6 +30,15 @@ import { originCost } from './origin-cost.mjs'
 import { storageThroughput } from './storage-throughput.mjs'
 import { alsFloor } from './als-floor.mjs'
 import { pinLoadGenerator, pinning, serverFigures, startServer, stopServer } from './server-process.mjs'
+import { nodeBinary, nodeLines, runningLine } from './node-lines.mjs'
+
+// the bench runs on the first of its Node lines (BENCH_NODES; the in-process sections, the soak
+// and the load generator with it), and each server once on every line
+if (runningLine !== nodeLines[0]) {
+  const { status } = spawnSync(nodeBinary(nodeLines[0]), [...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit' })
+  process.exit(status ?? 1)
+}
+const binaries = Object.fromEntries(nodeLines.map((line) => [line, nodeBinary(line)]))
 
 const duration = Number(process.env.BENCH_DURATION ?? 10)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50)
@@ -59,15 +70,17 @@ const FULL = { debug: true, profiler: { storage: 'memory', saveBudget: 1 } }
 const servers = [
   { name: 'node:http', kind: 'http', options: {}, scenarios: ['matched', 'not found'] },
   { name: 'bare Fastify', kind: 'bare', options: {}, scenarios: ['matched', 'not found', 'wrong method', 'matched at a fixed rate', 'io at a fixed rate'] },
+  // the floor of the kernel's exact 404: Fastify's own not-found handler sending the kernel's production page
+  { name: 'bare Fastify + the kernel\'s 404 page', kind: 'page', options: {}, scenarios: ['not found'] },
   // the floor of the profiler's request tracking: bare Fastify, each request in an AsyncLocalStorage
   // (its matched row first: a fixed rate alone is too few requests to warm the JIT)
   { name: 'bare Fastify + AsyncLocalStorage', kind: 'als', options: {}, scenarios: ['matched', 'matched at a fixed rate', 'io at a fixed rate'] },
-  // the peer a user would pick instead (issue 28): OpenTelemetry's SDK, instrumentation-http and
+  // the peer a user would pick instead: OpenTelemetry's SDK, instrumentation-http and
   // @fastify/otel, every span exported (bench/otel-preload.mjs)
   { name: 'OpenTelemetry peer', kind: 'otel', options: {}, scenarios: ['matched', 'not found'] },
   { name: 'kernel prod', kind: 'kernel', options: { debug: false }, scenarios: ['matched', 'not found', 'wrong method', 'matched at a fixed rate', 'io at a fixed rate'] },
   { name: 'kernel debug', kind: 'kernel', options: { debug: true, profiler: false }, scenarios: ['matched', 'not found', 'wrong method'] },
-  // every request profiled and stored (count stored = count served): issue 20's bound
+  // every request profiled and stored (count stored = count served): the memory bound
   { name: 'full capture (memory)', kind: 'kernel', options: FULL, scenarios: ['matched', 'not found', 'matched at a fixed rate', 'io at a fixed rate'], needsProfiler: true },
   // the same without the spans' origins (profiler.origins: false): what capturing where each call was made costs
   // (its matched row first, as for the AsyncLocalStorage row: a fixed rate alone does not warm the JIT)
@@ -130,17 +143,19 @@ function load (port, request, seconds) {
 const importReport = wanted('import') ? importCost().report : undefined
 
 const results = []
-for (const server of servers) {
-  if (!wanted(server.kind === 'bare' ? 'bare' : server.name)) continue
+// each server on each line in turn, so that both lines meet the machine as it is at that moment
+const runs = servers.flatMap((server) => nodeLines.map((node) => ({ server, node })))
+for (const { server, node } of runs) {
+  if (!wanted(server.kind === 'bare' || server.kind === 'page' ? server.kind : server.name)) continue
   let started
   try {
     if (server.redis) {
       redis ??= await startRedis()
       server.options.profiler.redisUrl = redis.url
     }
-    started = await startServer(server.kind, server.options, server.name)
+    started = await startServer(server.kind, server.options, server.name, true, binaries[node])
   } catch (error) {
-    console.error(`skipped ${server.name}: ${error.message}`)
+    console.error(`skipped ${server.name} on Node ${node}: ${error.message}`)
     continue
   }
   const { child, port } = started
@@ -156,8 +171,8 @@ for (const server of servers) {
     const cpuPerRequest = (after.cpu - before.cpu) / Math.max(1, served)
     const saved = after.saved === null ? null : { stored: after.saved - before.saved, dropped: after.dropped - before.dropped, kept: after.profiles }
     const exported = after.exported === null ? null : after.exported - before.exported
-    results.push({ server: server.name, scenario, rps: result.requests.average, p99: result.latency.p99, errors: result.errors + result.timeouts, statuses, served, rssBefore: before.rss, rssAfter: after.rss, cpuPerRequest, saved, exported })
-    process.stderr.write(`${server.name} ${scenario}: ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms, status ${statuses}, ${cpuPerRequest.toFixed(1)} µs/req${saved === null ? '' : `, ${saved.stored} stored of ${served} served, ${saved.dropped} dropped`}${exported === null ? '' : `, ${exported} spans exported`}\n`)
+    results.push({ node, server: server.name, scenario, rps: result.requests.average, p99: result.latency.p99, errors: result.errors + result.timeouts, statuses, served, rssBefore: before.rss, rssAfter: after.rss, cpuPerRequest, saved, exported })
+    process.stderr.write(`Node ${node} ${server.name} ${scenario}: ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms, status ${statuses}, ${cpuPerRequest.toFixed(1)} µs/req${saved === null ? '' : `, ${saved.stored} stored of ${served} served, ${saved.dropped} dropped`}${exported === null ? '' : `, ${exported} spans exported`}\n`)
   }
   await stopServer(child)
 }
@@ -186,12 +201,12 @@ const soakReport = soak > 0 && wanted('soak') ? await soakFullCapture(soak) : un
 const securityReport = wanted('security') ? await securityBench(duration) : undefined
 
 /**
- * Full capture under sustained load (issue 20's memory bound): the memory storage at its default
+ * Full capture under sustained load (the memory bound): the memory storage at its default
  * bounds, the matched route for `seconds`; RSS before the load, once the storage holds its
  * `maxProfiles` (from then on every new profile evicts the oldest), and at the end.
  */
 async function soakFullCapture (seconds) {
-  const { child, port } = await startServer('kernel', FULL, 'soak')
+  const { child, port } = await startServer('kernel', FULL, 'soak', true, binaries[nodeLines[0]])
   const start = await serverFigures(child)
   const run = load(port, requests.matched, seconds)
   const samples = []
@@ -217,22 +232,25 @@ async function soakFullCapture (seconds) {
   ].join('\n')
 }
 
-const bare = Object.fromEntries(results.filter((r) => r.server === 'bare Fastify').map((r) => [r.scenario, r]))
+const bare = Object.fromEntries(results.filter((r) => r.server === 'bare Fastify').map((r) => [`${r.node} ${r.scenario}`, r]))
 const mb = (bytes) => (bytes / 1048576).toFixed(0)
 const where = pinning === undefined ? 'servers and load generator unpinned' : `servers pinned to core ${pinning.server}, the load generator to ${pinning.loadGenerator}`
-console.log(`\n${duration} s per run, ${connections} connections, Node ${process.version}, ${where}, ${new Date().toISOString().slice(0, 10)}\n`)
-console.log('| server | request | req/s | ratio to bare | p99 ms | p99 ratio | server CPU µs/req | CPU ratio (bare ÷ this) | RSS before → after (MB) | profiles stored / served (dropped), or spans exported |')
-console.log('|---|---|---:|---:|---:|---:|---:|---:|---|---|')
-for (const r of results) {
-  const base = bare[r.scenario]
+const versions = nodeLines.map((line) => spawnSync(binaries[line], ['--version'], { encoding: 'utf8' }).stdout.trim()).join(' and ')
+console.log(`\n${duration} s per run, ${connections} connections, servers on Node ${versions} (the ratios against bare Fastify on the same line), the bench on Node ${process.version}, ${where}, ${new Date().toISOString().slice(0, 10)}\n`)
+console.log('| Node | server | request | req/s | ratio to bare | p99 ms | p99 ratio | server CPU µs/req | CPU ratio (bare ÷ this) | RSS before → after (MB) | profiles stored / served (dropped), or spans exported |')
+console.log('|---|---|---|---:|---:|---:|---:|---:|---:|---|---|')
+for (const r of [...results].sort((a, b) => nodeLines.indexOf(a.node) - nodeLines.indexOf(b.node))) {
+  const base = bare[`${r.node} ${r.scenario}`]
   const ratio = base ? (r.rps / base.rps).toFixed(2) : '—'
   const p99Ratio = base && base.p99 > 0 ? (r.p99 / base.p99).toFixed(2) : '—'
   const cpuRatio = base ? (base.cpuPerRequest / r.cpuPerRequest).toFixed(2) : '—'
   const saved = r.saved !== null ? `${r.saved.stored} / ${r.served} (${r.saved.dropped})` : r.exported !== null ? `${r.exported} spans (${(r.exported / Math.max(1, r.served)).toFixed(1)} a request)` : ''
-  console.log(`| ${r.server} | ${r.scenario} (${r.statuses}) | ${Math.round(r.rps)} | ${ratio} | ${r.p99} | ${p99Ratio} | ${r.cpuPerRequest.toFixed(1)} | ${cpuRatio} | ${mb(r.rssBefore)} → ${mb(r.rssAfter)} | ${saved} |`)
+  console.log(`| ${r.node} | ${r.server} | ${r.scenario} (${r.statuses}) | ${Math.round(r.rps)} | ${ratio} | ${r.p99} | ${p99Ratio} | ${r.cpuPerRequest.toFixed(1)} | ${cpuRatio} | ${mb(r.rssBefore)} → ${mb(r.rssAfter)} | ${saved} |`)
 }
-const ioReport = ioSpanCost()
-if (ioReport !== undefined) console.log(`\n${ioReport}`)
+for (const node of nodeLines) {
+  const ioReport = ioSpanCost(node)
+  if (ioReport !== undefined) console.log(`\n${ioReport}`)
+}
 if (floorReport !== undefined) console.log(`\n${floorReport}`)
 if (spanReport !== undefined) console.log(`\n${spanReport}`)
 if (originReport !== undefined) console.log(`\n${originReport}`)
@@ -250,8 +268,8 @@ if (securityReport !== undefined) console.log(`\n${securityReport}`)
  * last part is Node's, not the kernel's: the floor is the same difference for bare Fastify with
  * an AsyncLocalStorage and no kernel.
  */
-function ioSpanCost () {
-  const cpu = (server, scenario) => results.find((r) => r.server === server && r.scenario === scenario)?.cpuPerRequest
+function ioSpanCost (node) {
+  const cpu = (server, scenario) => results.find((r) => r.node === node && r.server === server && r.scenario === scenario)?.cpuPerRequest
   const extra = (server) => cpu(server, 'io at a fixed rate') - cpu(server, 'matched at a fixed rate')
   const servers = ['full capture (memory)', 'kernel prod', 'bare Fastify + AsyncLocalStorage', 'bare Fastify']
   if (servers.some((server) => Number.isNaN(extra(server)))) return undefined
@@ -265,9 +283,9 @@ function ioSpanCost () {
     ? []
     : [`- of which the spans' origins (a stack captured per span, resolved when the profile is built): ${((withOrigins - withoutOrigins) / IO_SPANS).toFixed(2)} µs per span = (the I/O route with origins, ${withOrigins.toFixed(1)} µs, less without, profiler.origins: false, ${withoutOrigins.toFixed(1)} µs) ÷ ${IO_SPANS}`]
   return [
-    `Cost per recorded span (I/O route: 10 Redis commands and one fetch, ${IO_SPANS} spans; both routes at ${ioRate} req/s on every server), µs of server CPU (target ≤ 1 µs, issue 20):`,
+    `Node ${node}: cost per recorded span (I/O route: 10 Redis commands and one fetch, ${IO_SPANS} spans; both routes at ${ioRate} req/s on every server), µs of server CPU (target ≤ 1 µs):`,
     `- the profiler at full capture: ${perSpan.toFixed(2)} µs per span = (what the I/O route costs beyond the matched route with every request profiled, ${profiled.toFixed(1)} µs, less the same in production, ${production.toFixed(1)} µs) ÷ ${IO_SPANS}`,
-    `- its floor, no kernel: ${floor.toFixed(2)} µs per call = (bare Fastify with each request in an AsyncLocalStorage, ${tracked.toFixed(1)} µs, less bare Fastify, ${bare.toFixed(1)} µs) ÷ ${IO_SPANS}: Node ${process.versions.node}'s promise hooks on the calls' promises`,
+    `- its floor, no kernel: ${floor.toFixed(2)} µs per call = (bare Fastify with each request in an AsyncLocalStorage, ${tracked.toFixed(1)} µs, less bare Fastify, ${bare.toFixed(1)} µs) ÷ ${IO_SPANS}: Node ${node}'s AsyncLocalStorage on the calls' promises`,
     `- the kernel's own part: ${(perSpan - floor).toFixed(2)} µs per span`,
     ...origins
   ].join('\n')

@@ -1,5 +1,5 @@
 // The security section of `npm run bench`: login throttling and the password-check gate under
-// the abuse the probe of issue 12 ran, against a server with today's defaults and one without
+// the abuse a probe of the login ran, against a server with today's defaults and one without
 // them ("unprotected": no throttling, no bound on concurrent checks). Every client is on this
 // machine's loopback: the flood's 64 clients each bind an address of their own (127.0.0.2 to
 // 127.0.0.65), so per-client limits see 64 clients, as from a botnet; the real user is 127.0.0.1.

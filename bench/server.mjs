@@ -1,7 +1,7 @@
 // One server under load: `node bench/server.mjs bare` or `node bench/server.mjs kernel '<kernel options JSON>'`;
 // `als`: bare Fastify running each request in an AsyncLocalStorage (the floor of the profiler's
 // request tracking); `http`: node:http alone, the same JSON answer and a 404 (the floor of any
-// framework); `otel`: bare Fastify under OpenTelemetry (bench/otel-preload.mjs, loaded with
+// framework); `page`: bare Fastify sending the kernel's production 404 page (its floor); `otel`: bare Fastify under OpenTelemetry (bench/otel-preload.mjs, loaded with
 // --import by bench/server-process.mjs). Prints its port on stdout, then serves until killed. Same routes in all, so
 // the work differs only by the kernel. BENCH_DIST: another build of the package (A/B runs).
 import Fastify from 'fastify'
@@ -25,7 +25,7 @@ if (redisUrl !== undefined) {
 
 const app = kind === 'kernel'
   ? await createKernelApp({ kernel: options })
-  : kind === 'http' ? nodeHttp() : Fastify() // `otel`: @fastify/otel registers itself as the instance is created
+  : kind === 'http' ? nodeHttp() : kind === 'page' ? await kernelPageApp() : Fastify() // `otel`: @fastify/otel registers itself as the instance is created
 if (kind === 'als') {
   // what the kernel does when the profiler tracks requests, and nothing else: every request,
   // its hooks and handler run in the request's store, so each promise carries it
@@ -58,6 +58,22 @@ if (ioRedisUrl !== undefined && upstreamUrl !== undefined) {
     for (let i = 0; i < 10; i++) await redis.get(`bench:${i}`)
     return (await fetch(upstreamUrl)).text()
   })
+}
+
+/**
+ * The floor of the kernel's production 404: bare Fastify whose not-found handler sends the page
+ * the kernel sends (its status, headers and bytes, taken from a kernel app once), with none of
+ * the kernel's work (the routing failure, the exception, its listeners).
+ */
+async function kernelPageApp () {
+  const kernel = await createKernelApp({ kernel: { debug: false } })
+  const page = await kernel.inject({ url: '/robots.txt', headers: { accept: 'text/html', host: '127.0.0.1' } })
+  await kernel.close()
+  const app = Fastify()
+  app.setNotFoundHandler((_request, reply) => {
+    reply.code(page.statusCode).header('vary', page.headers.vary).header('content-type', page.headers['content-type']).send(page.body)
+  })
+  return app
 }
 
 /** node:http answering what bare Fastify answers on these routes, with an `app`'s few methods the rest of this file calls. */

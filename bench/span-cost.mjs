@@ -9,15 +9,19 @@
 // (undici publishes 25 frames inside it: the capture starts below `fetch`).
 import { channel, tracingChannel } from 'node:diagnostics_channel'
 import { KernelContext } from '../dist/src/kernel/context.js'
-import { runInRequest } from '../dist/src/kernel/async-context.js'
+import { runInUnit } from '../dist/src/kernel/async-context.js'
 import { SpanList } from '../dist/src/profiler/spans.js'
 import { Recording } from '../dist/src/profiler/recording.js'
-import { ioChannels } from '../dist/src/profiler/io/index.js'
-import { cacheCollector } from '../dist/src/profiler/collectors/cache.js'
-import { dbCollector } from '../dist/src/profiler/collectors/db.js'
-import { httpClientCollector } from '../dist/src/profiler/collectors/http-client.js'
+import { captureOf, handleSpansOf } from '../dist/src/profiler/integrations.js'
+import { httpClient } from '../dist/src/profiler/panels/http-client/index.js'
+import { db } from '../dist/src/profiler/panels/db/index.js'
+import { cache } from '../dist/src/profiler/panels/cache/index.js'
+import { instrumentedCopy } from '../dist/src/profiler/instrument/notices.js'
+import { cacheCollector } from '../dist/src/profiler/panels/cache/collector.js'
+import { dbCollector } from '../dist/src/profiler/panels/db/collector.js'
+import { httpClientCollector } from '../dist/src/profiler/panels/http-client/collector.js'
 import { Redactor } from '../dist/src/http/redact.js'
-import { pgInstrumentation } from '../dist/src/profiler/io/pg.js'
+import { pgInstrumentation } from '../dist/src/profiler/panels/db/pg.js'
 import { OriginResolver } from '../dist/src/profiler/origin.js'
 import { SourceExcerpts } from '../dist/src/errors/source-excerpt.js'
 
@@ -79,7 +83,7 @@ function round ({ call, collector }, withOrigins) {
   const recording = new Recording('bench', 'request', undefined, undefined, context, undefined, 0, new SpanList(N, context.startedAt, withOrigins ? origins : undefined))
   context.set('profiler', recording)
   let start = performance.now()
-  runInRequest(context, () => deep(DEPTH, () => { for (let i = 0; i < N; i++) call() }))
+  runInUnit(context, () => deep(DEPTH, () => { for (let i = 0; i < N; i++) call() }))
   const record = performance.now() - start
   start = performance.now()
   // as the unit ends (each span keeps plain values, its origin resolved), then as it is read
@@ -92,8 +96,12 @@ function round ({ call, collector }, withOrigins) {
 
 /** Per kind: µs per span while the request runs (the channel handlers and the span) and after the response (settle, mask, collect, serialise), without and with its origin. */
 export function spanCost () {
-  const release = ioChannels.retain()
-  const unpatch = pgInstrumentation.instrument({ Client: PgClient })
+  // the HTTP Client, Database and Cache panels' channels and span handling, as a profiler sets them up
+  const integrations = [httpClient, db, cache]
+  for (const integration of integrations) handleSpansOf(integration)
+  const releases = integrations.map((integration) => captureOf(integration).retain())
+  const release = () => { for (const done of releases) done() }
+  const unpatch = pgInstrumentation.instrument({ Client: PgClient }, instrumentedCopy(pgInstrumentation, undefined))
   const realFetch = globalThis.fetch
   globalThis.fetch = fetchStandIn
   const lines = []

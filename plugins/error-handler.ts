@@ -21,6 +21,8 @@ interface HandlerChain { func: ErrorHandler }
 
 /** The root scope's chain once the app is ready (the kernel's, with the app's own on top). */
 const readyChains = new WeakMap<object, HandlerChain>()
+/** The root scope's chain before the kernel, when the app had set its own handler (the app's over Fastify's default). */
+const earlierChains = new WeakMap<object, HandlerChain>()
 /** Fastify's own default, shared by every instance: the bottom of every chain. */
 let fastifyDefault: HandlerChain | undefined
 /** Fastify's symbol of a request's route context, found on the first request. */
@@ -28,17 +30,19 @@ let contextSymbol: symbol | undefined
 
 /**
  * Routes registered before the kernel keep the error handler of the moment they were added,
- * Fastify's default: from their first request on they answer through the app's chain as it is
- * once ready (the kernel's handler, the app's own on top of it), as every later route does.
- * A route with a handler of its own (its scope's or its options') keeps it.
+ * Fastify's default (or the app's own over it, set before them): from their first request on
+ * they answer through the app's chain as it is once ready (the kernel's handler, the app's own
+ * on top of it), as every later route does. A route with a handler of its own (its scope's or
+ * its options') keeps it.
  */
 export function adoptErrorHandler (request: FastifyRequest): void {
   contextSymbol ??= ownSymbol(request, 'fastify.context')
   if (contextSymbol === undefined || fastifyDefault === undefined) return
   const context = (request as unknown as Record<symbol, { errorHandler?: HandlerChain } | undefined>)[contextSymbol]
-  if (context?.errorHandler !== fastifyDefault) return
+  const present = context?.errorHandler
+  if (present === undefined || (present !== fastifyDefault && present !== earlierChains.get(request.server.kernel))) return
   const chain = readyChains.get(request.server.kernel)
-  if (chain !== undefined) context.errorHandler = chain
+  if (chain !== undefined) context!.errorHandler = chain
 }
 
 /**
@@ -58,6 +62,8 @@ export function installErrorHandler (app: FastifyInstance, kernelHandler: ErrorH
     throw new errorCodes.KERNEL_ERROR_HANDLER_ORDER('the app set its error handler before the kernel was registered, and this Fastify version does not let the kernel keep it. Register the kernel first (`await app.register(kernel)`), then call `app.setErrorHandler()`; hand errors back with `app.kernel.handleException(error, request, reply)`.')
   }
   if (flag !== undefined) scope[flag] = false
+  const chainSymbol = ownSymbol(app, 'fastify.errorHandler') ?? ownSymbol(Object.getPrototypeOf(app) as object, 'fastify.errorHandler')
+  const earlier = chainSymbol === undefined || appHandler === undefined ? undefined : scope[chainSymbol] as HandlerChain
   try {
     app.setErrorHandler(kernelHandler)
     if (appHandler !== undefined) {
@@ -68,7 +74,6 @@ export function installErrorHandler (app: FastifyInstance, kernelHandler: ErrorH
     throw new errorCodes.KERNEL_ERROR_HANDLER_ORDER(`the kernel could not install its error handler (${(error as Error).message}). Register the kernel before calling \`app.setErrorHandler()\`.`, { cause: error })
   }
   if (flag !== undefined) scope[flag] = false
-  const chainSymbol = ownSymbol(app, 'fastify.errorHandler') ?? ownSymbol(Object.getPrototypeOf(app) as object, 'fastify.errorHandler')
   if (chainSymbol === undefined) return
   app.addHook('onReady', async () => {
     const chain = scope[chainSymbol] as HandlerChain
@@ -76,5 +81,6 @@ export function installErrorHandler (app: FastifyInstance, kernelHandler: ErrorH
     while (Object.getPrototypeOf(bottom) !== Object.prototype && Object.getPrototypeOf(bottom) !== null) bottom = Object.getPrototypeOf(bottom) as HandlerChain
     fastifyDefault ??= bottom
     readyChains.set(app.kernel, chain)
+    if (earlier !== undefined && earlier.func === appHandler) earlierChains.set(app.kernel, earlier)
   })
 }

@@ -66,7 +66,11 @@ export async function resolveKernelOptions (given: unknown): Promise<ResolvedKer
   const features = {
     // checked in production too, so that a typo fails in every mode
     profiler: await resolved(typeof profiler === 'boolean' || isObject(profiler) || (debug && profiler === undefined),
-      async () => (await import('../src/profiler/options.js')).resolveProfilerOptions(profiler, debug)),
+      async () => {
+        // the built-in panels' names: the composition's list (the profiler's core knows none)
+        const { builtInIntegrations } = await import('../src/profiler/panels/index.js')
+        return (await import('../src/profiler/options.js')).resolveProfilerOptions(profiler, debug, builtInIntegrations.map((integration) => integration.name))
+      }),
     session: await resolved(isObject(session), async () => (await import('../src/session/options.js')).resolveSessionOptions(session)),
     locale: await resolved(isObject(locale), async () => (await import('../src/locale/options.js')).resolveLocaleOptions(locale)),
     security: await resolved(isObject(security), async () => (await import('../src/security/options.js')).resolveSecurityOptions(security, session !== undefined))

@@ -25,3 +25,19 @@ export function applyKernelResponse (reply: FastifyReply, response: KernelRespon
 export function sendKernelResponse (reply: FastifyReply, response: KernelResponse): FastifyReply {
   return reply.send(applyKernelResponse(reply, response))
 }
+
+/** Fastify's flag saying the reply's status was set (`reply.code()`), found by its description on the first reply that needs it. */
+let statusSetFlag: symbol | undefined
+
+/**
+ * The status the app set on the reply before an error (`reply.code(503); throw error`, an
+ * onError hook's `reply.code(501)`), which bare Fastify answers an error without a status of
+ * its own with: set by `reply.code()` (Fastify 5's `kReplyHasStatusCode`), and 4xx/5xx only
+ * (`lib/error-handler.js` setErrorHeaders, `lib/error-status.js`): a 200 or a 302 gives 500.
+ */
+export function replyStatusOf (reply: FastifyReply): number | undefined {
+  const status = reply.statusCode
+  if (!(status >= 400 && status <= 599)) return undefined
+  statusSetFlag ??= Object.getOwnPropertySymbols(reply).find((symbol) => symbol.description === 'fastify.reply.hasStatusCode')
+  return statusSetFlag === undefined || (reply as unknown as Record<symbol, unknown>)[statusSetFlag] === true ? status : undefined
+}

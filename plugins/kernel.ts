@@ -1,4 +1,4 @@
-import type { FastifyInstance, RouteOptions } from 'fastify'
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import type { KernelOptions } from './kernel-options.js'
 import { resolveKernelOptions } from './kernel-options.js'
@@ -15,10 +15,11 @@ import { robotsSubscriptions } from '../src/kernel/listeners/robots.js'
 import { cspNoncesSubscriptions } from '../src/kernel/listeners/csp-nonces.js'
 import { wholeStackTraces } from '../src/errors/stack-trace-limit.js'
 import { redactRequestLogs } from '../src/log/request-log-redaction.js'
-import { kKernelInternalRoute, kKernelRoute, routeMarks } from '../src/symbols.js'
+import { kKernelContext, kKernelInternalRoute, kKernelRoute, routeMarks } from '../src/symbols.js'
 import type { RouteMarks } from '../src/symbols.js'
 import { errorCodes } from '../src/errors/codes.js'
-import { installLifecycle, kernelRequestAnswer } from './lifecycle.js'
+import { installLifecycle, requestContext } from './lifecycle.js'
+import type { RouteRequestHooks } from './lifecycle.js'
 import { createBodyTimeout } from './body-timeout.js'
 import { answerConnectRequests } from './connect.js'
 import { registerLocale } from './locale.js'
@@ -85,7 +86,8 @@ function stackHere (): string | undefined {
 
 /** Hooks the kernel gives each route it sees (filled once the lifecycle is installed). */
 interface RouteHooks {
-  onRequest: Array<NonNullable<RouteOptions['onRequest']> & Function>
+  /** the lifecycle's onRequest hook of each route (kernel.request's answer, or the router's checks) */
+  request?: RouteRequestHooks
   /** only for routes whose methods may carry a body */
   preParsing: Array<NonNullable<RouteOptions['preParsing']> & Function>
 }
@@ -105,7 +107,11 @@ function giveRouteHooks (route: RouteOptions, hooks: RouteHooks): void {
     for (const hook of added) if (!list.includes(hook)) list.push(hook)
     return list
   }
-  route.onRequest = append(route.onRequest, hooks.onRequest) as RouteOptions['onRequest']
+  if (hooks.request !== undefined) {
+    const onRequest = append(route.onRequest, [hooks.request.current()])
+    route.onRequest = onRequest as RouteOptions['onRequest']
+    hooks.request.track(onRequest)
+  }
   const methods = Array.isArray(route.method) ? route.method : [route.method]
   if (hooks.preParsing.length > 0 && methods.some((method) => !BODYLESS.has(method.toUpperCase()))) {
     route.preParsing = append(route.preParsing, hooks.preParsing) as RouteOptions['preParsing']
@@ -117,6 +123,8 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
     throw new errorCodes.KERNEL_ALREADY_REGISTERED()
   }
   const options = await resolveKernelOptions(rawOptions)
+  // routes added before the kernel never get a route hook of its own: kernel.request keeps its onRequest hook for them
+  const routesBefore = app.printRoutes().trim() !== '(empty tree)'
   // what only some apps use is loaded only by them: an app pays for what it configures
   const { TRACE_PARTIALS, createPageRenderer, createTemplateRenderer } = await import('./views.js')
   const { handlebars } = await createTemplateRenderer(app, TRACE_PARTIALS)
@@ -137,9 +145,14 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
   // the request log lines (`incoming request`) mask what pages and profiles mask
   redactRequestLogs(app.log, () => kernel.redactor)
   app.addHook('onReady', async () => { kernel.ready = true })
-  // null until kernel.request sets it (typed non-null: route handlers and later hooks always have it)
-  app.decorateRequest('kernel', null as unknown as KernelContext)
-  const routeHooks: RouteHooks = { onRequest: [kernelRequestAnswer], preParsing: [] }
+  // the context as kernel.request (or the not-found context) recorded it, null until then;
+  // `request.kernel` reads it, or makes it on first read where kernel.request has no hook
+  app.decorateRequest(kKernelContext as unknown as string, null)
+  app.decorateRequest('kernel', {
+    getter: requestContext,
+    setter (this: FastifyRequest, context: KernelContext) { (this as unknown as Record<symbol, unknown>)[kKernelContext] = context }
+  } as never)
+  const routeHooks: RouteHooks = { preParsing: [] }
   mirrorRoutes(app, kernel.routes, routeHooks, options.debug)
   if (options.debug) {
     const restoreStackTraceLimit = wholeStackTraces()
@@ -147,8 +160,9 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
   }
 
   const trustedHosts = options.trustedHosts.length > 0 ? new TrustedHosts(options.trustedHosts) : undefined
+  const router = routerSubscriptions(kernel.routes, options.debug, trustedHosts)
   kernel.subscribe([
-    ...routerSubscriptions(kernel.routes, options.debug, trustedHosts),
+    ...router,
     ...exceptionLoggerSubscriptions,
     ...errorControllerSubscriptions(errorController),
     ...(options.debug ? cspNoncesSubscriptions : []),
@@ -159,7 +173,7 @@ async function kernelPlugin (app: FastifyInstance, rawOptions: KernelOptions): P
   // kernel's onRequest hook runs kernel.request (session listener at 128, firewall at 8)
   const sessionCookie = options.session === undefined ? null : await (await import('./session.js')).registerSession(app, kernel, options.session, options.clock)
 
-  installLifecycle(app, kernel)
+  routeHooks.request = installLifecycle(app, kernel, new Set(router.map(({ listener }) => listener)), routesBefore)
   const bodyTimeout = createBodyTimeout(app, options.bodyTimeout)
   if (bodyTimeout !== undefined) routeHooks.preParsing.push(bodyTimeout)
   answerConnectRequests(app)

@@ -11,6 +11,13 @@
  *   onSend              kernel.response         profiler token · toolbar · robots header (last)
  *   onResponse          kernel.finish_request, kernel.terminate   (onRequestAbort when the client left)
  *
+ * Production pays only for what listens: a stage's Fastify hook is added only while a listener
+ * needs it (`whenNeeded`). With nothing but the router on kernel.request (production's default),
+ * onRequest and preHandler are left out: each route's own onRequest hook (`kernelRoutedRequest`)
+ * checks what the router would refuse of a match (a Host that is no host name, an empty
+ * parameter) and runs kernel.request only then; the not-found context's preParsing
+ * (`kernelMissBody`) does the router's work for a miss; `request.kernel` is made when first read.
+ *
  * Answers are produced where Fastify produces its own (the not-found handler, the error
  * handler, a hook after all onRequest hooks), so every other plugin's hooks (helmet, cors,
  * rate-limit, the app's) run for the kernel's answers exactly as for Fastify's.
@@ -23,7 +30,7 @@
 import { Readable } from 'node:stream'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RequestPayload } from 'fastify'
 import { KernelContext } from '../src/kernel/context.js'
-import { currentKernelContext, runInRequest } from '../src/kernel/async-context.js'
+import { currentKernelContext, runInUnit } from '../src/kernel/async-context.js'
 import type { Kernel } from '../src/kernel/kernel.js'
 import {
   ControllerArgumentsEvent,
@@ -39,37 +46,89 @@ import { Stage } from '../src/kernel/stages.js'
 import type { StageName } from '../src/kernel/stages.js'
 import { lastResortResponse } from '../src/kernel/listeners/error-controller.js'
 import { resolveRequestUri, routingFailure } from '../src/routing/router.js'
+import { isValidHost } from '../src/routing/request-uri.js'
+import { recordMatch } from '../src/kernel/listeners/router-listener.js'
+import type { StageListener } from '../src/kernel/dispatcher.js'
 import { HttpException, NotFoundHttpException } from '../src/errors/exceptions.js'
 import { errorCodes } from '../src/errors/codes.js'
-import { kKernelNotFound } from '../src/symbols.js'
-import { applyKernelResponse, sendKernelResponse } from './kernel-response.js'
+import { kKernelContext, kKernelNotFound, routeMarks } from '../src/symbols.js'
+import { applyKernelResponse, replyStatusOf, sendKernelResponse } from './kernel-response.js'
 import { adoptErrorHandler, installErrorHandler } from './error-handler.js'
+import { installNotFoundHandler } from './not-found-handler.js'
+
+/** A route's onRequest hook, or the not-found context's. */
+type RouteRequestHook = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
 
 /**
- * Installs the lifecycle's hooks on the app (the route-level ones, `kernelRequestAnswer` and
- * the body timeout, are given to each route by `plugins/kernel.ts`).
+ * The kernel's hook in each route's own onRequest list: `kernelRequestAnswer` while
+ * kernel.request has its Fastify hook, else `kernelRoutedRequest`. Fastify reads a route's
+ * lists when the app gets ready: until then the kernel swaps its entry in each list it gave.
  */
-export function installLifecycle (app: FastifyInstance, kernel: Kernel): void {
-  app.addHook('onRequest', kernelRequest)
-  app.addHook('preHandler', kernelController)
+export interface RouteRequestHooks {
+  /** the hook a route gets now (`plugins/kernel.ts`, as each route is added) */
+  current: () => RouteRequestHook
+  /** a route's onRequest list holding it, swapped when kernel.request gets its hook */
+  track: (list: RouteRequestHook[]) => void
+}
+
+/**
+ * Installs the lifecycle's hooks on the app (the route-level ones, `kernelRequestAnswer` or
+ * `kernelRoutedRequest` and the body timeout, are given to each route by `plugins/kernel.ts`).
+ *
+ * @param hookless kernel.request listeners whose work needs no onRequest hook (the router's)
+ * @param routesBefore routes were added before the kernel: they never got a route hook of its own
+ */
+export function installLifecycle (app: FastifyInstance, kernel: Kernel, hookless: ReadonlySet<StageListener<any>>, routesBefore: boolean): RouteRequestHooks {
+  const notFound = { onRequest: [] as RouteRequestHook[], preParsing: [kernelMissBody] }
   if (kernel.options.notFoundHandler) {
     // Fastify gives the not-found handler's own hooks to its context, as to a route's
-    const notFoundOptions = { config: { [kKernelNotFound]: true }, onRequest: [kernelRequestAnswer], preParsing: [kernelMissBody] }
-    app.setNotFoundHandler(notFoundOptions as never, kernelNotFound)
+    installNotFoundHandler(app, { config: { [kKernelNotFound]: true }, ...notFound }, kernelNotFound)
   }
   installErrorHandler(app, kernelException)
   app.addHook('onError', kernelRecordError)
+
+  // kernel.controller / kernel.controller_arguments: preHandler, also for what kernel.request
+  // decided on a route added before the kernel (it has no route hook of the kernel's)
+  let controllerHooked = false
+  const hookController = (): void => {
+    if (controllerHooked) return
+    addStageHook(kernel, Stage.CONTROLLER, () => { app.addHook('preHandler', kernelController) })
+    controllerHooked = true
+  }
+  // kernel.request: onRequest, once a listener other than the router's needs it (or the stage
+  // is traced, or trusted hosts are checked, or routes came before the kernel); until then each
+  // route's own hook and the not-found context do the router's part
+  const lists: RouteRequestHook[][] = []
+  let requestHooked = false
+  const hookRequest = (): void => {
+    addStageHook(kernel, Stage.REQUEST, () => { app.addHook('onRequest', kernelRequest) })
+    hookController()
+    requestHooked = true
+    for (const list of lists) {
+      const at = list.indexOf(kernelRoutedRequest)
+      if (at !== -1) list[at] = kernelRequestAnswer
+    }
+    notFound.onRequest.push(kernelRequestAnswer)
+  }
+  // an app's own not-found handler asks `app.kernel.notFound()`, which reads what kernel.request recorded
+  if (kernel.options.trustedHosts.length > 0 || routesBefore || !kernel.options.notFoundHandler) hookRequest()
+  else kernel.dispatcher.whenNeeded([Stage.REQUEST], hookRequest, hookless)
+  kernel.dispatcher.whenNeeded([Stage.CONTROLLER, Stage.CONTROLLER_ARGUMENTS], hookController)
   // kernel.response and kernel.finish_request / kernel.terminate get their Fastify hooks only
   // once they have a listener (or are traced): a production app without any pays nothing for them
   kernel.dispatcher.whenNeeded([Stage.RESPONSE], () => {
-    assertNotReady(kernel, Stage.RESPONSE)
-    app.addHook('onSend', kernelResponse)
+    addStageHook(kernel, Stage.RESPONSE, () => { app.addHook('onSend', kernelResponse) })
   })
   kernel.dispatcher.whenNeeded([Stage.FINISH_REQUEST, Stage.TERMINATE], () => {
-    assertNotReady(kernel, Stage.TERMINATE)
-    app.addHook('onResponse', kernelFinish)
-    app.addHook('onRequestAbort', kernelAbort)
+    addStageHook(kernel, Stage.TERMINATE, () => {
+      app.addHook('onResponse', kernelFinish)
+      app.addHook('onRequestAbort', kernelAbort)
+    })
   })
+  return {
+    current: () => requestHooked ? kernelRequestAnswer : kernelRoutedRequest,
+    track: (list) => { lists.push(list) }
+  }
 }
 
 // ─── the hooks, in the order a request meets them ─────────────────────────────────────────
@@ -77,13 +136,13 @@ export function installLifecycle (app: FastifyInstance, kernel: Kernel): void {
 /** onRequest: kernel.request. Its answer waits for `kernelRequestAnswer`; a miss for the not-found handler. */
 function kernelRequest (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
   const context = new KernelContext()
-  request.kernel = context
+  setContext(request, context)
   adoptErrorHandler(request)
   const kernel = request.server.kernel
   if (kernel.tracksAsyncContext) {
     // a request made inside another unit of work (`app.inject()` in a job) belongs to it
     context.parent = currentKernelContext()
-    runInRequest(context, () => { requestStage(kernel, request, reply, context, done) })
+    runInUnit(context, () => { requestStage(kernel, request, reply, context, done) })
   } else {
     requestStage(kernel, request, reply, context, done)
   }
@@ -106,21 +165,54 @@ function requestStage (kernel: Kernel, request: FastifyRequest, reply: FastifyRe
  * answered here, after every global onRequest hook (other plugins' included) and before the
  * body is read. Routes registered before the kernel have none: the controller hook answers for them.
  */
-export function kernelRequestAnswer (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
-  const deferred = request.kernel?.deferred
+function kernelRequestAnswer (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  const deferred = contextOf(request)?.deferred
   if (deferred === undefined) { done(); return }
   answerDeferred(request, reply, deferred)
 }
 
-/** The not-found handler's preParsing: as in Symfony, a request no route serves never has its body read. */
-function kernelMissBody (request: FastifyRequest, _reply: FastifyReply, payload: RequestPayload, done: (error: Error | null, payload?: RequestPayload) => void): void {
-  if (request.kernel?.routingError !== undefined && hasBody(request)) done(null, Readable.from([]))
+/**
+ * A route's own onRequest hook while kernel.request has none (nothing but the router listens to
+ * it): a match the router keeps costs two checks and no allocation; one it refuses (a Host that
+ * is no host name, Symfony's default requirement refusing an empty parameter) runs kernel.request
+ * here, then answers what it decided, or redirects in place of the controller.
+ */
+function kernelRoutedRequest (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  if (isValidHost(request.host) && !hasEmptyParameter(request.params as Record<string, string>)) { done(); return }
+  kernelRequest(request, reply, () => {
+    const context = contextOf(request)!
+    if (context.deferred !== undefined) answerDeferred(request, reply, context.deferred)
+    // the trailing-slash redirect of a refused match: kernel.controller's hook sends it when it has one
+    else if (context.redirect !== undefined && !request.server.kernel.dispatcher.hooked.has(Stage.CONTROLLER)) sendKernelResponse(reply, context.redirect)
+    else done()
+  })
+}
+
+/**
+ * The not-found handler's preParsing: as in Symfony, a request no route serves never has its
+ * body read. Where kernel.request has no hook, the router's part of it is done here: the miss's
+ * 404 / 405 or redirect, or the 400 of a Host that is no host name.
+ */
+function kernelMissBody (request: FastifyRequest, reply: FastifyReply, payload: RequestPayload, done: (error: Error | null, payload?: RequestPayload) => void): void {
+  let context = contextOf(request)
+  if (context === null || context.uri === undefined) {
+    context ??= setContext(request, new KernelContext())
+    const { uri, invalidHost } = resolveRequestUri(request)
+    context.uri = uri
+    if (invalidHost !== undefined) { handleException(invalidHost, request, reply); return }
+    const kernel = request.server.kernel
+    const { outcome, answer } = routingFailure(kernel.routes, request, uri, kernel.debug)
+    context.routing = outcome
+    if (answer instanceof HttpException) context.routingError = answer
+    else context.redirect = answer
+  }
+  if (context.routingError !== undefined && hasBody(request)) done(null, Readable.from([]))
   else done(null, payload)
 }
 
 /** preHandler: kernel.controller, then kernel.controller_arguments; then the route's handler runs. */
 function kernelController (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
-  const context = request.kernel
+  const context = request.kernel as KernelContext | null
   if (context === null || context.routingError !== undefined) { done(); return }
   if (context.deferred !== undefined) { answerDeferred(request, reply, context.deferred); return }
   // a trailing-slash redirect where Fastify routed a route the kernel refused (an empty
@@ -143,7 +235,7 @@ function kernelNotFound (request: FastifyRequest, reply: FastifyReply): FastifyR
 
 /** The error handler: errors of the controller, and Fastify's own (body parsing, validation), go to kernel.exception. */
 function kernelException (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const context = request.kernel
+  const context = contextOf(request)
   if (context !== null && isRequestBodyError(error)) {
     // the body was read only because kernel.request's answer waits for the controller hook
     // (a route registered before the kernel): that answer comes first
@@ -156,13 +248,14 @@ function kernelException (error: FastifyError, request: FastifyRequest, reply: F
 
 /** onError: an app's own error handler (a prefix's) answers without the kernel; the profile still shows the error. */
 function kernelRecordError (request: FastifyRequest, _reply: FastifyReply, error: FastifyError, done: () => void): void {
-  if (request.kernel !== null && request.kernel.exception === undefined) request.kernel.exception = error
+  const context = request.kernel as KernelContext | null
+  if (context !== null && context.exception === undefined) context.exception = error
   done()
 }
 
 /** onSend: kernel.response. A failing listener must not turn a sent answer into a loop of error pages. */
 function kernelResponse (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: Error | null, payload?: unknown) => void): void {
-  const context = request.kernel
+  const context = request.kernel as KernelContext | null
   if (context === null) { done(null, payload); return }
   const event = new ResponseEvent(request, reply, context, payload)
   runStage(request.server.kernel, event, () => done(null, event.payload), (error) => {
@@ -188,7 +281,13 @@ function kernelAbort (request: FastifyRequest, done: HookHandlerDoneFunction): v
 
 /** The not-found handler's answer: the trailing-slash redirect, or the router's 404 / 405. */
 export function notFound (request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const context = request.kernel ?? (request.kernel = new KernelContext())
+  const recorded = contextOf(request)
+  // no context at all: kernel.request has no hook and the not-found context's preParsing did not
+  // run, so a matched route's handler called reply.callNotFound() (below)
+  if (recorded === null && !request.server.kernel.dispatcher.hooked.has(Stage.REQUEST) && request.server.kernel.options.notFoundHandler) {
+    return handleException(new NotFoundHttpException('Not Found'), request, reply)
+  }
+  const context = recorded ?? setContext(request, new KernelContext())
   if (context.redirect !== undefined) return sendKernelResponse(reply, context.redirect)
   if (context.routingError !== undefined) return handleException(context.routingError, request, reply)
   // a matched route's handler called reply.callNotFound() (@fastify/static for a missing file):
@@ -228,7 +327,7 @@ export async function handleRejectedRequest (error: FastifyError, request: Fasti
   const stages = request.server.kernel.dispatcher
   const context = new KernelContext()
   context.forcedMiss = error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-  request.kernel = context
+  setContext(request, context)
   let payload: string | Buffer
   try {
     const event = new RequestEvent(request, reply, context)
@@ -272,14 +371,15 @@ function runStage (kernel: Kernel, event: StageEventMap[StageName], next: () => 
 
 /** What kernel.request decided, answered once: its listener's response, or its exception. */
 function answerDeferred (request: FastifyRequest, reply: FastifyReply, deferred: NonNullable<KernelContext['deferred']>): FastifyReply {
-  request.kernel!.deferred = undefined
+  contextOf(request)!.deferred = undefined
   return deferred.response !== undefined ? sendKernelResponse(reply, deferred.response) : handleException(deferred.error, request, reply)
 }
 
 /** kernel.exception: listeners first, the error controller last; always ends in a response body. */
 function exceptionBody (error: unknown, request: FastifyRequest, reply: FastifyReply): string | Buffer | Promise<string | Buffer> {
-  const context = request.kernel ?? (request.kernel = new KernelContext())
+  const context = request.kernel as KernelContext | null ?? setContext(request, new KernelContext())
   context.exception = error
+  context.replyStatus = replyStatusOf(reply)
   const event = new ExceptionEvent(request, reply, context, error)
   let dispatched: void | Promise<void>
   try {
@@ -305,7 +405,7 @@ async function answerSecondary (secondary: unknown, request: FastifyRequest, rep
 
 /** kernel.finish_request then kernel.terminate, once per request whatever ended it. */
 function finishRequest (request: FastifyRequest, reply: FastifyReply | null, aborted: boolean, done: HookHandlerDoneFunction): void {
-  const context = request.kernel
+  const context = request.kernel as KernelContext | null
   if (context === null || context.terminated) { done(); return }
   context.terminated = true
   const kernel = request.server.kernel
@@ -319,11 +419,56 @@ function finishRequest (request: FastifyRequest, reply: FastifyReply | null, abo
   }, logFailure)
 }
 
-/** Fastify fixes its hooks when the app is ready: a stage that needs one must have its first listener before. */
-function assertNotReady (kernel: Kernel, stage: StageName): void {
-  if (kernel.ready) {
-    throw new errorCodes.KERNEL_LATE_LISTENER(stage)
+/**
+ * Adds a stage's Fastify hook. Fastify fixes its hooks when the app is ready (and refuses new
+ * ones once it starts): a stage that needs one must have its first listener before.
+ */
+function addStageHook (kernel: Kernel, stage: StageName, add: () => void): void {
+  if (kernel.ready) throw new errorCodes.KERNEL_LATE_LISTENER(stage)
+  try {
+    add()
+  } catch (error) {
+    throw new errorCodes.KERNEL_LATE_LISTENER(stage, { cause: error })
   }
+  kernel.dispatcher.hooked.add(stage)
+}
+
+/**
+ * The kernel's view of the request as recorded: null until kernel.request (or the not-found
+ * context, or a first read of `request.kernel`) made it.
+ */
+function contextOf (request: FastifyRequest): KernelContext | null {
+  return (request as unknown as Record<typeof kKernelContext, KernelContext | null>)[kKernelContext]
+}
+
+function setContext (request: FastifyRequest, context: KernelContext): KernelContext {
+  (request as unknown as Record<typeof kKernelContext, KernelContext | null>)[kKernelContext] = context
+  return context
+}
+
+/**
+ * `request.kernel`: the request's context. Where kernel.request has no hook (production, nothing
+ * but the router listening to it) it is made when first read, with what the router records of
+ * the match; where it has one, kernel.request makes it (null in the onRequest hooks before it).
+ */
+export function requestContext (this: FastifyRequest): KernelContext {
+  const recorded = contextOf(this)
+  if (recorded !== null) return recorded
+  const kernel = this.server.kernel
+  if (kernel.dispatcher.hooked.has(Stage.REQUEST)) return recorded as unknown as KernelContext
+  const context = setContext(this, new KernelContext())
+  const options = this.routeOptions
+  if (routeMarks(options.config)[kKernelNotFound] !== true && options.url !== undefined) {
+    context.uri = resolveRequestUri(this).uri
+    recordMatch(kernel.routes, context, options, this.params as Record<string, string>)
+  }
+  return context
+}
+
+/** Some parameter of the match is empty (most matches: none, and no further check). */
+function hasEmptyParameter (params: Record<string, string> | undefined): boolean {
+  for (const name in params) if (params[name] === '') return true
+  return false
 }
 
 /** Fastify's own errors about a body it could not read or parse (`FST_ERR_CTP_*`). */

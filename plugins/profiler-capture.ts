@@ -3,7 +3,7 @@ import type { Profiler } from '../src/profiler/profiler.js'
 import { PROFILER_PATH } from '../src/profiler/recording.js'
 import { AccessDeniedHttpException } from '../src/errors/exceptions.js'
 import { isSameOrigin } from '../src/profiler/pages/same-origin.js'
-import { ASK_COOKIE, ASK_COOKIE_SECONDS, asksForProfile } from '../src/profiler/capture.js'
+import { ASK_COOKIE, ASK_COOKIE_SECONDS } from '../src/profiler/capture.js'
 import { lastQueryValue } from '../src/profiler/pages/pages.js'
 
 export const CAPTURE_PATH = `${PROFILER_PATH}/capture`
@@ -35,5 +35,5 @@ export function registerCaptureSwitch (app: FastifyInstance, profiler: Profiler,
   })
   const { label } = profiler.capture
   const selective = profiler.capture.mode.mode !== 'all'
-  return (request) => ({ label, selective, browserOn: selective && asksForProfile(request), url: CAPTURE_PATH })
+  return (request) => ({ label, selective, browserOn: selective && profiler.capture.asked(request), url: CAPTURE_PATH })
 }

@@ -6,6 +6,8 @@ import type { RouteDefinition } from './routing/route-table.js'
 
 /** Stamped on each route's config: its RouteDefinition (name, controller, definition order). */
 export const kKernelRoute: unique symbol = Symbol.for('fastify-kernel.route')
+/** A request's KernelContext as recorded (null until made): `request.kernel` reads it, or makes it. */
+export const kKernelContext: unique symbol = Symbol.for('fastify-kernel.context')
 /** Stamped on the config of the kernel's own not-found handler. */
 export const kKernelNotFound: unique symbol = Symbol.for('fastify-kernel.not-found')
 /** Stamped on the config of the kernel's own routes (the profiler's): matched, never part of the app's route table. */

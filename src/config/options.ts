@@ -59,9 +59,10 @@ export interface CoreOptions {
    */
   jsonErrors?: JsonErrors
   /**
-   * with `jsonErrors: 'fastify'`: a production 5xx's `message` is the error's own, byte for byte
-   * what bare Fastify sends, instead of its status text (default false: nothing internal
-   * reaches a client). Named after http-errors' `expose`, which says the same of one error
+   * with `jsonErrors: 'fastify'`: a production 5xx's `message` (and an error's marked
+   * `expose: false`) is the error's own, byte for byte what bare Fastify sends, instead of its
+   * status text (default false: nothing internal reaches a client). Named after http-errors'
+   * `expose`, which says the same of one error
    */
   exposeServerErrors?: boolean
   /**

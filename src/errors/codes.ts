@@ -54,6 +54,8 @@ export const errorCodes = {
   KERNEL_CPU_PROFILE: createError('KERNEL_CPU_PROFILE', 'fastify-kernel: the CPU profile failed: %s'),
   /** the app's error handler and the kernel's cannot both be kept in this order: the message says what to change */
   KERNEL_ERROR_HANDLER_ORDER: createError('KERNEL_ERROR_HANDLER_ORDER', 'fastify-kernel: %s'),
+  /** the app set a not-found handler where the kernel's answers (its scope, or a child without a prefix of its own) without `notFoundHandler: false` */
+  KERNEL_NOT_FOUND_HANDLER_SET: createError('KERNEL_NOT_FOUND_HANDLER_SET', 'fastify-kernel: %s'),
   /** the kernel registered a second time on an app (or a child of one that has it) */
   KERNEL_ALREADY_REGISTERED: createError('KERNEL_ALREADY_REGISTERED', 'fastify-kernel: the kernel is already registered on this app (or a parent of it): register it once, at the root, with all its options.'),
   /** one of the kernel's own templates uses what its compiled renderer does not support, or a missing partial */

@@ -1,7 +1,7 @@
 import type { ErrorFormat } from '../http/negotiate.js'
 import { rawUrlEncode } from '../http/encoding.js'
 import type { FlatException } from './flatten.js'
-import { flattenChain } from './flatten.js'
+import { flattenChain, withReplyStatus } from './flatten.js'
 import { traceView } from './trace-view.js'
 
 /** A format an app or a route may impose on its error responses. */
@@ -23,8 +23,10 @@ export interface ErrorPageInput {
   format: ErrorFormat
   /** the body of a `json` answer: problem details (default) or Fastify's own shape */
   jsonErrors?: JsonErrors
-  /** Fastify's shape: a production 5xx keeps the error's own message, as bare Fastify's (the `exposeServerErrors` option) */
+  /** Fastify's shape: every error keeps its own message, a production 5xx's and an `expose: false` one's too, as bare Fastify's (the `exposeServerErrors` option) */
   exposeServerErrors?: boolean
+  /** the 4xx/5xx status the app set on the reply before the error: an error without its own answers with it, as in bare Fastify */
+  replyStatus?: number
   request: RequestSummary
   /** the profile of this request, when the profiler is on */
   profile?: { token: string, link: string }
@@ -55,7 +57,7 @@ const MAX_DEBUG_HEADER_MESSAGE = 2000
  * response. Debug answers tell everything; production answers tell the status and nothing else.
  */
 export function planErrorResponse (input: ErrorPageInput): ErrorResponsePlan {
-  const chain = input.chain ?? flattenChain(input.error, input.debug)
+  const chain = withReplyStatus(input.chain ?? flattenChain(input.error, input.debug), input.replyStatus)
   const outer = chain[0]
   // copied by assignment: a spread of these objects (of many shapes) costs a 405 page several µs
   const headers: Record<string, string> = Object.assign({}, outer.headers)
@@ -123,12 +125,14 @@ function isBuiltBody (error: unknown): boolean {
 /**
  * Fastify's own error body, as its default error handler sends it. The message is the error's
  * in debug and for errors a client may read (4xx, or http-errors' `expose`); a production 5xx
- * tells its status text only, as every production answer of the kernel does, unless the app
- * asked for Fastify's own (`exposeServerErrors`).
+ * (or an error marked `expose: false`) tells its status text only, as every production answer
+ * of the kernel does, unless the app asked for Fastify's own bodies (`exposeServerErrors`):
+ * bare Fastify sends every error's message, whatever its `expose` (its `lib/error-handler.js`
+ * fallbackErrorHandler reads `error.message` alone).
  */
 function fastifyErrorBody (outer: FlatException, input: ErrorPageInput): Record<string, unknown> {
   const expose = (input.error as { expose?: unknown } | null)?.expose
-  const readable = input.debug || (outer.statusCode >= 500 && input.exposeServerErrors === true) || (typeof expose === 'boolean' ? expose : outer.statusCode < 500)
+  const readable = input.debug || input.exposeServerErrors === true || (typeof expose === 'boolean' ? expose : outer.statusCode < 500)
   return {
     statusCode: outer.statusCode,
     ...(outer.code === undefined ? {} : { code: outer.code }),

@@ -52,21 +52,38 @@ export function statusText (statusCode: number): string {
 }
 
 /**
- * The status an error answers with: an HttpException's own, a Fastify or http-errors 4xx/5xx
- * status, otherwise 500.
+ * The status an error answers with, by Fastify's rule (its `lib/error-handler.js` and
+ * `lib/error-status.js`): an HttpException's own, else a 4xx/5xx `statusCode`, else a 4xx/5xx
+ * `status` (http-errors), else the 4xx/5xx status the app set on the reply before the error
+ * (`reply.code(503)`: see `ExceptionEvent.statusCode`), otherwise 500.
  */
-export function statusOf (error: unknown): number {
-  return ownStatusOf(error) ?? 500
+export function statusOf (error: unknown, replyStatus?: number): number {
+  return ownStatusOf(error) ?? (replyStatus !== undefined && isErrorStatus(replyStatus) ? replyStatus : 500)
+}
+
+function isErrorStatus (status: unknown): status is number {
+  return typeof status === 'number' && Number.isInteger(status) && status >= 400 && status <= 599
 }
 
 /** The status an error carries itself, if any. */
 function ownStatusOf (error: unknown): number | undefined {
   if (error instanceof HttpException) return error.statusCode
   if (typeof error === 'object' && error !== null) {
-    const status = (error as { statusCode?: unknown }).statusCode ?? (error as { status?: unknown }).status
-    if (typeof status === 'number' && Number.isInteger(status) && status >= 400 && status <= 599) return status
+    const { statusCode, status } = error as { statusCode?: unknown, status?: unknown }
+    if (isErrorStatus(statusCode)) return statusCode
+    if (isErrorStatus(status)) return status
   }
   return undefined
+}
+
+/**
+ * The chain as answered: an outermost exception that carries no status of its own answers with
+ * the one the app set on the reply (Fastify's rule, `statusOf`). The chain itself is left as is.
+ */
+export function withReplyStatus (chain: FlatException[], replyStatus: number | undefined): FlatException[] {
+  const outer = chain[0]
+  if (outer === undefined || outer.isHttp || replyStatus === undefined || !isErrorStatus(replyStatus)) return chain
+  return [{ ...outer, statusCode: replyStatus, statusText: statusText(replyStatus) }, ...chain.slice(1)]
 }
 
 /** Headers only the kernel may set on an error page: its own body decides them. */

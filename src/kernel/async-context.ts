@@ -3,25 +3,26 @@ import type { Channel } from 'node:diagnostics_channel'
 import type { KernelContext } from './context.js'
 
 /**
- * The request each piece of code runs for: the kernel runs every request inside its own async
- * context (when a feature asks for it: the profiler, to attribute what the request calls), so
- * that a database driver's diagnostics channel event, a `dump()` or a stopwatch reading made
- * anywhere in the request's code finds its request. Off by default: an AsyncLocalStorage in use
- * costs every promise, and production has nothing to attribute.
+ * The unit of work each piece of code runs for (an HTTP request, a job, a command…): the kernel
+ * runs every request inside its own async context, and the profiler every unit it records (when
+ * a feature asks for it: the profiler, to attribute what the unit calls), so that a database
+ * driver's diagnostics channel event, a `dump()` or a stopwatch reading made anywhere in the
+ * unit's code finds its unit. Off by default: an AsyncLocalStorage in use costs every promise,
+ * and production has nothing to attribute.
  */
-const requests = new AsyncLocalStorage<KernelContext>()
+const units = new AsyncLocalStorage<KernelContext>()
 
-/** The kernel context of the request the calling code runs for, if any. */
+/** The kernel context of the unit the calling code runs for, if any. */
 export function currentKernelContext (): KernelContext | undefined {
-  return requests.getStore()
+  return units.getStore()
 }
 
 /**
- * Runs `fn` (kernel.request, and everything Fastify goes on to do for the request: its hooks,
- * its body, its handler) inside the request's context.
+ * Runs `fn` inside the unit's context: for a request, kernel.request and everything Fastify goes
+ * on to do for it (its hooks, its body, its handler); for a unit `record()` records, its function.
  */
-export function runInRequest<T> (context: KernelContext, fn: () => T): T {
-  return requests.run(context, fn)
+export function runInUnit<T> (context: KernelContext, fn: () => T): T {
+  return units.run(context, fn)
 }
 
 /**
@@ -40,17 +41,17 @@ const kTraffic = Symbol('fastify-kernel.traffic')
 type MarkedContext = KernelContext & { [kTraffic]?: KernelTraffic }
 
 /**
- * Runs `fn` as the kernel's own traffic for the current request: everything it starts (the
- * client's own promises and callbacks) finds a view of the request's context that says so. A
+ * Runs `fn` as the kernel's own traffic for the current unit: everything it starts (the
+ * client's own promises and callbacks) finds a view of the unit's context that says so. A
  * view, not a second AsyncLocalStorage: a second one would cost every promise of the process.
- * Outside a tracked request (production) it only calls `fn`.
+ * Outside a tracked unit (production) it only calls `fn`.
  */
 export function asKernelTraffic<T> (traffic: KernelTraffic, fn: () => T): T {
-  const context = requests.getStore()
+  const context = units.getStore()
   if (context === undefined) return fn()
   const view = Object.create(context) as MarkedContext
   view[kTraffic] = traffic
-  return requests.run(view, fn)
+  return units.run(view, fn)
 }
 
 /** The kernel's own call a context stands for, if it is one (see asKernelTraffic). */
@@ -60,11 +61,11 @@ export function kernelTrafficOf (context: KernelContext): KernelTraffic | undefi
 
 /**
  * Makes the callbacks published through `channel` (a tracing channel's `asyncStart`) run in the
- * request that started their call, as `contextOf` tells it: a library that queues callbacks (a
+ * unit that started their call, as `contextOf` tells it: a library that queues callbacks (a
  * connection pool handing a freed connection to the next caller in line) otherwise runs them in
- * the request that freed the resource. Returns what unbinds it.
+ * the unit that freed the resource. Returns what unbinds it.
  */
-export function restoreRequestContext (channel: Channel, contextOf: (message: object) => KernelContext | undefined): () => void {
-  channel.bindStore(requests, contextOf as (message: unknown) => KernelContext)
-  return () => { channel.unbindStore(requests) }
+export function restoreUnitContext (channel: Channel, contextOf: (message: object) => KernelContext | undefined): () => void {
+  channel.bindStore(units, contextOf as (message: unknown) => KernelContext)
+  return () => { channel.unbindStore(units) }
 }

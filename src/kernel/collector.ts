@@ -109,19 +109,23 @@ export interface ProfileSummary {
   time: number
   /** milliseconds from its start to its end (kernel.terminate for a request) */
   duration: number
-  /** the app's SQL statements (the Database panel's count); absent in profiles stored before it was kept */
-  statements?: number
-  /** the panels that flagged a likely N+1 (`db`, `cache`, `http_client`); absent when none did */
-  nPlusOne?: string[]
+  /**
+   * each panel's figures of the unit, by collector name (`{ db: { statements: 4, nPlusOne: true } }`):
+   * what the search and the tools filter on, given by the panels (`Collector.figures`); absent
+   * when no panel gave any (and in profiles stored before figures were kept)
+   */
+  figures?: ProfileFigures
 }
 
-/** What a collector adds to its profile's summary, for the search page (`Collector.figures`). */
-export interface ProfileFigures {
-  /** SQL statements the app ran */
-  statements?: number
-  /** the collector flagged a likely N+1 */
-  nPlusOne?: boolean
-}
+/**
+ * A panel's figures of one unit: named numbers and flags (`statements: 4`, `nPlusOne: true`,
+ * `thrown: true`), computed once when its profile is built. Which names a panel gives is its own
+ * business, as its data is: the profiler's core only keeps them beside the summary.
+ */
+export type PanelFigures = Record<string, number | boolean>
+
+/** Every panel's figures of a unit, by collector name. */
+export type ProfileFigures = Record<string, PanelFigures>
 
 /** What every collector has, whatever the units it collects for. */
 interface CollectorBase<D> {
@@ -156,11 +160,13 @@ interface CollectorBase<D> {
   /** true when the profile should open on this panel (the exception panel, when one was thrown) */
   preferred?(data: D): boolean
   /**
-   * figures of the profile's summary, which the search page filters on: run once, when the
-   * profile is built, on what `collect` returned
+   * its figures of the unit, kept in the profile's summary under the collector's name, which the
+   * search page and tools filter on (`{ statements: 4, nPlusOne: true }`: finite numbers and
+   * booleans; anything else is left out): run once, when the profile is built, on what `collect`
+   * returned
    */
-  figures?(data: D): ProfileFigures
-  /** the panel block's model (default: the data) */
+  figures?(data: D): PanelFigures
+  /** the panel block's model (default: a table of flat data's fields, or else its JSON, as `rows` and `pretty`) */
   panel?(data: D, profile: ProfileSummary): object
   /** a figure next to the panel's name in the menu */
   badge?(data: D, profile: ProfileSummary): Badge | undefined

@@ -63,6 +63,11 @@ export class KernelContext {
   redirect: KernelResponse | undefined
   /** the error that went through kernel.exception, as thrown */
   exception: unknown
+  /**
+   * the 4xx/5xx status the app set on the reply before that error (`reply.code(503)`, an onError
+   * hook's): as bare Fastify, an error that carries no status of its own answers with it
+   */
+  replyStatus: number | undefined
   /** kernel.finish_request and kernel.terminate have run: each runs once whatever ended the request */
   terminated = false
   /**

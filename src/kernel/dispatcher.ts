@@ -53,6 +53,8 @@ interface RegisteredListener {
   id: number
 }
 
+const NONE: ReadonlySet<StageListener<any>> = new Set()
+
 function isThenable (value: unknown): value is PromiseLike<unknown> {
   return value !== undefined && value !== null && typeof (value as PromiseLike<unknown>).then === 'function'
 }
@@ -76,23 +78,34 @@ export class StageDispatcher {
     let at = list.length
     while (at > 0 && list[at - 1].priority < priority) at--
     // the stage's hook first: when it cannot be added any more, neither is the listener
-    this.firstListener.get(stage)?.()
+    this.firstListener.get(stage)?.(listener)
     const name = options.name ?? (listener.name || 'anonymous')
     list.splice(at, 0, { fn: listener, priority, name, origin: options.origin ?? 'app', id: listenerId(name, priority) })
   }
 
-  private readonly firstListener = new Map<StageName, () => void>()
+  /**
+   * The stages whose Fastify hook the lifecycle added (`whenNeeded`); the others run where the
+   * lifecycle reaches them without one (the routes' own hooks, the error and not-found handlers)
+   */
+  readonly hooked = new Set<StageName>()
+
+  private readonly firstListener = new Map<StageName, (listener: StageListener<any>) => void>()
 
   /**
    * Calls `install` once, when one of `stages` has a listener or is traced (now, if it already
    * is): the lifecycle adds a Fastify hook only for a stage that has something to run.
+   * `hookless`: listeners whose work the lifecycle does without the stage's hook (the router's,
+   * on the routes' own hook and the not-found handler): they alone do not call `install`.
    */
-  whenNeeded (stages: readonly StageName[], install: () => void): void {
-    if (stages.some((stage) => !this.isIdle(stage))) {
+  whenNeeded (stages: readonly StageName[], install: () => void, hookless: ReadonlySet<StageListener<any>> = NONE): void {
+    const needed = (stage: StageName): boolean => !this.isIdle(stage) &&
+      (this.tracing || observedChannel(stage) !== undefined || this.listeners.get(stage)!.some(({ fn }) => !hookless.has(fn)))
+    if (stages.some(needed)) {
       install()
       return
     }
-    const once = (): void => {
+    const once = (listener: StageListener<any>): void => {
+      if (hookless.has(listener)) return
       install()
       for (const stage of stages) this.firstListener.delete(stage)
     }

@@ -3,6 +3,7 @@ import type { StageName } from './stages.js'
 import { Stage } from './stages.js'
 import type { KernelContext } from './context.js'
 import type { KernelResponse } from '../http/response.js'
+import { statusOf } from '../errors/flatten.js'
 
 export abstract class KernelEvent {
   abstract readonly stage: StageName
@@ -91,6 +92,14 @@ export class ExceptionEvent extends ResponseSettingEvent {
   readonly stage = Stage.EXCEPTION
   constructor (request: FastifyRequest, reply: FastifyReply, context: KernelContext, public error: unknown) {
     super(request, reply, context)
+  }
+
+  /**
+   * The status the exception answers with, by Fastify's rule: its own (an HttpException's, a
+   * 4xx/5xx `statusCode` or `status`), else the 4xx/5xx the app set on the reply before it, else 500.
+   */
+  get statusCode (): number {
+    return statusOf(this.error, this.context.replyStatus)
   }
 }
 

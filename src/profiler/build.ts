@@ -2,6 +2,8 @@ import type { Kernel } from '../kernel/kernel.js'
 import { statusOf } from '../errors/flatten.js'
 import { truncate } from '../http/redact.js'
 import type { Profile, ProfileSummary } from './profile.js'
+import type { ProfileFigures } from '../kernel/collector.js'
+import { plainFigures } from './profile.js'
 import type { Recording } from './recording.js'
 import { REQUEST_KIND } from './unit.js'
 import { boundProfile } from './profile-bound.js'
@@ -22,7 +24,7 @@ export function summaryOf (kernel: Kernel, recording: Recording): ProfileSummary
         token: recording.token,
         method: request.method,
         url: truncate(kernel.redactor.url(context.requestUrl(request.url)), MAX_URL),
-        statusCode: request.response !== null ? request.response.statusCode : context.exception !== undefined && context.exception !== null ? statusOf(context.exception) : 0,
+        statusCode: request.response !== null ? request.response.statusCode : context.exception !== undefined && context.exception !== null ? statusOf(context.exception, context.replyStatus) : 0,
         ip: request.ip,
         time: context.startedAtEpoch,
         duration
@@ -59,22 +61,18 @@ export function buildProfile (kernel: Kernel, recording: Recording, failed: (col
   return profile
 }
 
-/** The summary's figures the search page filters on (statements, likely N+1), from the collectors that give them. */
+/** The summary's figures (what the search and the tools filter on), each panel's under its name, from the collectors that give them. */
 export function addFigures (kernel: Kernel, profile: Profile): void {
-  let statements: number | undefined
-  const nPlusOne: string[] = []
+  let figures: ProfileFigures | undefined
   for (const collector of kernel.collectors) {
     const data = profile.collected[collector.name]
     if (collector.figures === undefined || data === undefined) continue
     try {
-      const figures = collector.figures(data)
-      if (typeof figures.statements === 'number') statements = (statements ?? 0) + figures.statements
-      if (figures.nPlusOne === true) nPlusOne.push(collector.name)
+      const given = plainFigures(collector.figures(data))
+      if (given !== undefined) (figures ??= {})[collector.name] = given
     } catch {
       // a collector's figures that fail leave them out, never the profile
     }
   }
-  // no statement collected is 0 statements (older profiles, without the figure, match no such filter)
-  profile.statements = statements ?? 0
-  if (nPlusOne.length > 0) profile.nPlusOne = nPlusOne
+  if (figures !== undefined) profile.figures = figures
 }

@@ -1,5 +1,4 @@
 import type { FastifyRequest } from 'fastify'
-import { ARM_COOKIE } from './cpu/arming.js'
 
 /**
  * Which units of work the profiler records (the `capture` option, Clockwork's and
@@ -48,15 +47,15 @@ export function captureLabel (mode: CaptureMode): string {
 }
 
 /**
- * Whether a request asks to be recorded: the `X-Kernel-Profile` header (any value), the cookie
- * of "record this browser's requests", or a browser armed for a CPU profile. Read only in the
- * modes where it decides something; honoured only for clients the profiler admits.
+ * Whether a request asks to be recorded: the `X-Kernel-Profile` header (any value), or the
+ * cookie of "record this browser's requests". Read only in the modes where it decides something;
+ * honoured only for clients the profiler admits.
  */
 export function asksForProfile (request: FastifyRequest): boolean {
   const header = request.headers[ASK_HEADER]
   if (header !== undefined && header !== '') return true
   const cookie = request.headers.cookie
-  return typeof cookie === 'string' && (cookie.includes(`${ASK_COOKIE}=on`) || cookie.includes(`${ARM_COOKIE}=`))
+  return typeof cookie === 'string' && cookie.includes(`${ASK_COOKIE}=on`)
 }
 
 /**
@@ -67,9 +66,16 @@ export function asksForProfile (request: FastifyRequest): boolean {
 export class CapturePolicy {
   /** units a mode left out (not an overload: the profiler's `dropped` counts those) */
   skipped = 0
+  /** what else makes a request ask to be recorded: the integrations' (a browser armed for a CPU profile) */
+  readonly asks: Array<(request: FastifyRequest) => boolean> = []
 
   /** @param random the draw of the sample mode (a test may set its own) */
   constructor (readonly mode: CaptureMode, public random: () => number = Math.random) {}
+
+  /** Whether a request asks to be recorded (see asksForProfile), or asks something of an integration. */
+  asked (request: FastifyRequest): boolean {
+    return asksForProfile(request) || this.asks.some((asks) => asks(request))
+  }
 
   get label (): string {
     return captureLabel(this.mode)

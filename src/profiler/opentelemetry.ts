@@ -1,6 +1,6 @@
 /**
  * `fastify-kernel/opentelemetry`: the spans an app's OpenTelemetry instrumentations make during a
- * profiled request, in that request's profile. SQL statements (any instrumentation following the
+ * profiled unit (a request, a job, a command…), in that unit's profile. SQL statements (any instrumentation following the
  * database semantic conventions: pg, mysql, mongodb…) become `db` spans, shown in the Database
  * panel; every other span an `otel` span on the timeline. Needs the optional peer dependencies
  * `@opentelemetry/api` and `@opentelemetry/sdk-trace-base`; only apps that import this subpath load them.
@@ -10,6 +10,8 @@ import type { Attributes, Context } from '@opentelemetry/api'
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { currentSpans } from './spans.js'
 import type { SpanList } from './spans.js'
+// the panels' data types (`profile.collected.db`…) for an app that imports this subpath alone
+export type {} from './augmentations.js'
 
 /**
  * Tracers whose spans the profile has already: instrumentations of libraries whose own
@@ -56,11 +58,11 @@ const INDEX = /^(?:0|[1-9]\d*)$/
  *
  *     new NodeTracerProvider({ spanProcessors: [new KernelSpanProcessor(), yourExporterProcessor] })
  *
- * A span belongs to the profiled request whose async context started it, or to its parent's
- * request: a library that hands work between requests through a queue of its own (pg-pool
+ * A span belongs to the profiled unit whose async context started it, or to its parent's
+ * unit: a library that hands work between units through a queue of its own (pg-pool
  * giving a freed connection to the next waiting query) loses Node's async context, but
  * OpenTelemetry's instrumentations keep the span's parent (the request's server span). Spans
- * are added when they end, before the response is sent; outside a profiled request (production,
+ * are added when they end, before the unit ends; outside a profiled unit (production,
  * start-up, the app's timers) the processor does nothing.
  */
 export class KernelSpanProcessor implements SpanProcessor {

@@ -8,6 +8,10 @@ import { DEFAULT_REDACT_PATTERN } from '../http/redact.js'
 import type { ProfileStorage } from './storage/storage.js'
 import { captureMode } from './capture.js'
 import type { CaptureMode, CaptureOption } from './capture.js'
+import { integrationProblems } from './integration.js'
+import type { ProfilerIntegration } from './integration.js'
+import { DEFAULT_THRESHOLDS } from './thresholds.js'
+import type { Thresholds } from './thresholds.js'
 
 /** Options of the web profiler: `app.register(kernel, { debug: true, profiler: { ... } })`. */
 export interface ProfilerOptions {
@@ -78,24 +82,20 @@ export interface ProfilerOptions {
    * (`npm run bench` prints it). Default true
    */
   origins?: boolean
+  /**
+   * the built-in panels switched off, by name (`{ mail: false }`): nothing of one is installed
+   * (its library left unpatched, its channels unsubscribed, no panel, no route). Default: all on
+   */
+  panels?: Record<string, boolean>
+  /**
+   * the app's own integrations (`ProfilerIntegration`: a panel with its capture, routes…), set
+   * up after the built-in ones, the same way (docs/getting-started.md shows one)
+   */
+  integrations?: ProfilerIntegration[]
 }
 
 /** The storages the kernel opens itself, from these options. */
 export type BuiltInStorage = 'memory' | 'file' | 'redis'
-
-/** Toolbar thresholds, in milliseconds, by panel. */
-export interface Thresholds {
-  http_client: number
-  db: number
-  cache: number
-  slow_statement: number
-  /** one HTTP call this slow or slower is highlighted in the HTTP Client panel */
-  slow_http_call: number
-  time: number
-  templates: number
-}
-
-export const DEFAULT_THRESHOLDS: Thresholds = { http_client: 1000, db: 100, cache: 50, slow_statement: 10, slow_http_call: 500, time: 1000, templates: 100 }
 
 export interface ResolvedProfilerOptions {
   /** a built-in storage's name, or the app's own storage */
@@ -116,6 +116,10 @@ export interface ResolvedProfilerOptions {
   maxSpans: number
   thresholds: Thresholds
   origins: boolean
+  /** the built-in panels switched off (`panels: { name: false }`) */
+  panelsOff: ReadonlySet<string>
+  /** the app's own integrations */
+  integrations: readonly ProfilerIntegration[]
 }
 
 /** Loopback, RFC 1918, link-local and unique-local ranges: reachable from a container's host. */
@@ -149,6 +153,10 @@ const schema = {
     toolbar: { type: 'boolean' },
     maxSpans: { type: 'integer', minimum: 0, maximum: 100_000 },
     origins: { type: 'boolean' },
+    // each name is checked against the built-in panels' (resolveProfilerOptions' `builtIns`)
+    panels: { type: 'object', additionalProperties: { type: 'boolean' } },
+    // each one's shape is checked by integrationProblems(), which names what is wrong
+    integrations: { type: 'array' },
     thresholds: {
       type: 'object',
       additionalProperties: false,
@@ -191,11 +199,33 @@ function fail (problems: string[]): never {
   throw new errorCodes.KERNEL_INVALID_OPTIONS(`invalid options: ${problems.join('; ')}.`)
 }
 
+/** What is wrong with `panels` and `integrations`, given the built-in panels' names. */
+function integrationOptionProblems (o: ProfilerOptions, builtIns: readonly string[]): string[] {
+  const problems: string[] = []
+  const unknown = Object.keys(o.panels ?? {}).filter((name) => !builtIns.includes(name))
+  if (unknown.length > 0) {
+    problems.push(`option "profiler.panels" names no built-in panel: ${unknown.map((name) => JSON.stringify(name)).join(', ')} (the built-in ones: ${builtIns.join(', ')})`)
+  }
+  const names = new Set(builtIns.filter((name) => o.panels?.[name] !== false))
+  for (const [index, integration] of (o.integrations ?? []).entries()) {
+    const own = integrationProblems(integration, index)
+    problems.push(...own)
+    if (own.length > 0) continue
+    if (names.has(integration.name)) {
+      problems.push(`option "profiler.integrations[${index}]": "${integration.name}" is ${builtIns.includes(integration.name) ? 'a built-in panel\'s name (switch it off with panels: { ' + integration.name + ': false } to replace it)' : 'the name of another integration'}`)
+    }
+    names.add(integration.name)
+  }
+  return problems
+}
+
 /**
  * Validates `profiler` (boolean or object) and fills in defaults. `false` gives undefined (off);
- * every bad sub-option is named, as `option "profiler.maxProfiles" must be integer`.
+ * every bad sub-option is named, as `option "profiler.maxProfiles" must be integer`. `builtIns`:
+ * the names of the built-in panels (`profiler.panels` switches them off), given by the
+ * composition, since the profiler's core knows none of them.
  */
-export function resolveProfilerOptions (given: boolean | ProfilerOptions | Record<string, unknown> | undefined, defaultOn: boolean): ResolvedProfilerOptions | undefined {
+export function resolveProfilerOptions (given: boolean | ProfilerOptions | Record<string, unknown> | undefined, defaultOn: boolean, builtIns: readonly string[] = []): ResolvedProfilerOptions | undefined {
   if (given === false || (given === undefined && !defaultOn)) return undefined
   const options = (given === true || given === undefined ? {} : given)
   if (!validate(options)) {
@@ -237,6 +267,7 @@ export function resolveProfilerOptions (given: boolean | ProfilerOptions | Recor
   if (o.storage === 'redis' && typeof o.redis?.client?.call !== 'function') {
     problems.push('option "profiler.redis.client" must be a Redis client (ioredis) when "profiler.storage" is "redis"')
   }
+  problems.push(...integrationOptionProblems(o, builtIns))
   if (problems.length > 0) fail(problems)
   return {
     storage: o.storage ?? 'memory',
@@ -255,6 +286,8 @@ export function resolveProfilerOptions (given: boolean | ProfilerOptions | Recor
     toolbar: o.toolbar ?? true,
     maxSpans: o.maxSpans ?? 1000,
     thresholds: { ...DEFAULT_THRESHOLDS, ...o.thresholds },
-    origins: o.origins ?? true
+    origins: o.origins ?? true,
+    panelsOff: new Set(Object.entries(o.panels ?? {}).filter(([, on]) => !on).map(([name]) => name)),
+    integrations: [...o.integrations ?? []]
   }
 }

@@ -1,5 +1,6 @@
 import { Ajv } from 'ajv'
 import type { Profile, ProfileSummary } from './profile.js'
+import { upgradeSummary } from './profile.js'
 import { TOKEN_PATTERN } from './token.js'
 import { errorCodes } from '../errors/codes.js'
 
@@ -33,8 +34,12 @@ const unitProperties = {
   parent: { type: 'string', pattern: TOKEN_PATTERN.source }
 }
 
-/** figures newer profiles add (optional: older ones have none) */
+/**
+ * each panel's figures (optional: older profiles have none), and the previous format's two
+ * (`statements`, `nPlusOne`), read as the panels' figures (profile.ts, upgradeSummary)
+ */
 const figureProperties = {
+  figures: { type: 'object', additionalProperties: { type: 'object', additionalProperties: { type: ['number', 'boolean'] } } },
   statements: { type: 'integer', minimum: 0 },
   nPlusOne: { type: 'array', items: string }
 }
@@ -59,7 +64,7 @@ const profileSchema = {
   }
 }
 
-const ajv = new Ajv({ allErrors: false, strict: false })
+const ajv = new Ajv({ allErrors: false, strict: false, allowUnionTypes: true })
 const validSummary = ajv.compile<ProfileSummary>(summarySchema)
 const validProfile = ajv.compile<Profile>(profileSchema)
 
@@ -67,14 +72,17 @@ function plausibleTime (time: number, now: number): boolean {
   return Number.isFinite(time) && time >= EARLIEST && time <= now + AHEAD_MS
 }
 
-/** An index entry: a summary of the right shape, dated no later than about now. */
+/**
+ * An index entry: a summary of the right shape, dated no later than about now (one of the
+ * previous format is upgraded in place: its figures moved under `figures`).
+ */
 export function isSummary (value: unknown, now = Date.now()): value is ProfileSummary {
-  return validSummary(value) && plausibleTime(value.time, now)
+  return validSummary(value) && plausibleTime(value.time, now) && upgradeSummary(value) === value
 }
 
-/** A stored profile this version can show, under the token it was asked by. */
+/** A stored profile this version can show, under the token it was asked by (upgraded in place as isSummary's). */
 export function isProfile (value: unknown, token: string, now = Date.now()): value is Profile {
-  return validProfile(value) && value.token === token && plausibleTime(value.time, now)
+  return validProfile(value) && value.token === token && plausibleTime(value.time, now) && upgradeSummary(value) === value
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Kernel } from '../kernel/kernel.js'
 import { KernelContext } from '../kernel/context.js'
-import { currentKernelContext, runInRequest } from '../kernel/async-context.js'
+import { currentKernelContext, runInUnit } from '../kernel/async-context.js'
 import type { Redactor } from '../http/redact.js'
 import { ThrottledWarning } from '../log/throttled-warning.js'
 import { errorCodes } from '../errors/codes.js'
@@ -111,7 +111,7 @@ export class Profiler implements KernelProfiler {
     const recording = this.recorder.begin(context, { kind, name, parent }, newCapture(context.startedAt))
     if (recording === undefined) return await fn(undefined)
     try {
-      return await runInRequest(context, () => fn(recording.token))
+      return await runInUnit(context, () => fn(recording.token))
     } catch (error) {
       recording.failed = true
       context.exception = error

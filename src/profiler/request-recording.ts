@@ -9,16 +9,28 @@ import { subscription } from '../kernel/dispatcher.js'
 import type { AnySubscription } from '../kernel/dispatcher.js'
 import { kProfilerRoute, routeMarks } from '../symbols.js'
 import { preferredErrorFormat } from '../http/negotiate.js'
-import { nearMisses } from '../routing/trace.js'
+import { nearMisses, tracedRoutes } from '../routing/trace.js'
+import type { RouteTraceLine } from '../routing/trace.js'
+import type { RouteDefinition } from '../routing/route-table.js'
 import type { ProfilerAdmission } from './admission.js'
 import type { LogCapture } from './log-capture.js'
 import type { Recorder } from './recorder.js'
 import { profileLink, recordingOf } from './recording.js'
 import { REQUEST_KIND } from './unit.js'
-import { asksForProfile } from './capture.js'
 import type { CapturePolicy } from './capture.js'
-import { missTrace } from './collectors/routing.js'
-import { payloadSize } from './collectors/request.js'
+
+/** The match trace of a miss (the 404 page and the profile share it: see tracedRoutes). */
+export function missTrace (routes: readonly RouteDefinition[], method: string, context: KernelContext): readonly RouteTraceLine[] | null {
+  if (context.routing === undefined || context.uri === undefined) return null
+  return tracedRoutes(routes, method, context.uri.path)
+}
+
+export function payloadSize (payload: unknown): number | null {
+  if (payload === null || payload === undefined) return 0
+  if (typeof payload === 'string') return Buffer.byteLength(payload)
+  if (Buffer.isBuffer(payload) || payload instanceof Uint8Array) return payload.byteLength
+  return null
+}
 
 /**
  * What the profile of a request will need of it, taken as it ends: references to what the
@@ -78,7 +90,7 @@ export class RequestRecording {
       else if (mark !== 'profiled') return
     }
     let asked: boolean | undefined
-    const asks = (): boolean => (asked ??= asksForProfile(request) && this.admission.admits(request))
+    const asks = (): boolean => (asked ??= this.capture.asked(request) && this.admission.admits(request))
     if (!this.capture.records(asks, recordingOf(context.parent) !== undefined)) return
     const recording = this.recorder.begin(context, { kind: REQUEST_KIND, request, reply }, this.logCapture.take(request.log))
     if (recording !== undefined && this.decidesAtResponse) recording.asked = asks()

@@ -5,7 +5,7 @@ import { CapturedStack, OriginCapture } from './origin.js'
 import type { OriginResolver, SpanOrigin } from './origin.js'
 
 /**
- * One thing the request did that took time: an outgoing HTTP call, a SQL statement, a Redis
+ * One thing the unit did that took time: an outgoing HTTP call, a SQL statement, a Redis
  * command, a template render, an app's own stopwatch period or `performance.measure()`, an
  * OpenTelemetry span. Plain data: each panel reads the spans of its kind.
  */
@@ -14,7 +14,7 @@ export interface Span {
   kind: string
   /** what it was, in a few words (`GET https://api.example/orders`, `SELECT …`, `GET cart:7`) */
   name: string
-  /** milliseconds from the start of the request */
+  /** milliseconds from the start of the unit */
   start: number
   /** milliseconds; null: still running when the profile was made (the response was sent first) */
   duration: number | null
@@ -64,7 +64,7 @@ export function formatSpansWith (kind: string, formatter: SpanFormatter): void {
 }
 
 /**
- * The spans of one request, bounded: beyond `max`, spans are counted, not kept (`+N more`).
+ * The spans of one unit, bounded: beyond `max`, spans are counted, not kept (`+N more`).
  * Closed when the response is sent (kernel.terminate): what runs on is shown as running.
  */
 export class SpanList {
@@ -80,7 +80,7 @@ export class SpanList {
   private stacks: Array<CapturedStack | undefined> = []
 
   /**
-   * @param origin the request's start (performance.now()), spans' times are offsets from it
+   * @param origin the unit's start (performance.now()), spans' times are offsets from it
    * @param origins where each span started is captured (the profiler's `origins` option) and resolved with it
    */
   constructor (private readonly max: number, private readonly origin: number, private readonly origins?: OriginResolver) {}
@@ -193,9 +193,9 @@ function capture (origin: OriginCapture | CapturedStack | undefined, fallback?: 
 }
 
 /**
- * The span list of the request the calling code runs for, if that request is profiled: what a
- * diagnostics channel subscriber calls to attribute a library's call to its request. Calls made
- * outside any request (at start-up, in an app's own timers) or after the request's profile was
+ * The span list of the unit the calling code runs for, if that unit is profiled: what a
+ * diagnostics channel subscriber calls to attribute a library's call to its unit. Calls made
+ * outside any unit (at start-up, in an app's own timers) or after the unit's profile was
  * made find none.
  */
 export function currentSpans (): SpanList | undefined {
@@ -208,7 +208,7 @@ export function spansOf (context: KernelContext | undefined): SpanList | undefin
   return spans === undefined || spans.closed ? undefined : spans
 }
 
-/** Starts a span in the current request, if it is profiled (a no-op otherwise). */
+/** Starts a span in the current unit, if it is profiled (a no-op otherwise). */
 export function startSpan (kind: string, name: string, data?: Record<string, unknown>): OpenSpan {
   return currentSpans()?.start(kind, name, data) ?? NOOP
 }

@@ -1,5 +1,5 @@
 import { currentKernelContext } from '../kernel/async-context.js'
-import { ProcessChannels } from './io/channels.js'
+import { ProcessChannels } from './instrument/channels.js'
 import { recordingOf } from './recording.js'
 import { noteLogCall } from './log-capture.js'
 import { REQUEST_KIND } from './unit.js'

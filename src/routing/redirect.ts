@@ -18,6 +18,11 @@ function headerSafe (url: string): string {
 
 /** Symfony's RedirectResponse: 301, absolute Location, a meta-refresh page linking the target. */
 export function permanentRedirect (location: string): KernelResponse {
+  return redirectResponse(location, 301)
+}
+
+/** Symfony's RedirectResponse of another status (its default, 302, for a search's results). */
+export function redirectResponse (location: string, statusCode: 301 | 302 | 303 | 307 | 308): KernelResponse {
   const target = headerSafe(location)
   const url = escapeHtml(target)
   const body = `<!DOCTYPE html>
@@ -32,5 +37,5 @@ export function permanentRedirect (location: string): KernelResponse {
         Redirecting to <a href="${url}">${url}</a>.
     </body>
 </html>`
-  return { statusCode: 301, headers: { Location: target }, contentType: 'text/html; charset=utf-8', body }
+  return { statusCode, headers: { Location: target }, contentType: 'text/html; charset=utf-8', body }
 }

@@ -80,6 +80,21 @@ const HOST_RUNS = /(?:^\[)?[a-zA-Z0-9:\]_-]+\.?/g
 // most requests repeat the previous Host: the last valid answer is kept (invalid ones throw)
 let last: { header: string | undefined, scheme: string, fallbackHost: string, result: HttpHost } | undefined
 
+// the last Host header found valid by `isValidHost`
+let lastValid: string | undefined
+
+/**
+ * The Host header is a host name by Symfony's rules (what `parseHttpHost` refuses, refused
+ * here without its error): the check a matched route needs when kernel.request does not run.
+ */
+export function isValidHost (hostHeader: string | undefined): boolean {
+  if (hostHeader === lastValid) return true
+  const host = (hostHeader ?? '').trim().replace(PORT_SUFFIX, '').toLowerCase()
+  if (host !== '' && host.replace(HOST_RUNS, '') !== '') return false
+  lastValid = hostHeader
+  return true
+}
+
 /**
  * Host and port from the Host header, by Symfony's rules: lower-cased, the port kept only when
  * it is not the scheme's default, and anything that is not a host name rejected.

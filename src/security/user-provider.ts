@@ -42,8 +42,3 @@ export class InMemoryUserProvider implements UserProvider {
     return this.users.get(username) ?? null
   }
 }
-
-/** The public view of a stored user. */
-export function publicUser (user: SecurityUser): SecurityUser {
-  return { username: user.username, roles: [...user.roles] }
-}

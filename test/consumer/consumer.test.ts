@@ -27,18 +27,55 @@ function packagesOf (node: NpmTree | undefined, found = new Set<string>()): Set<
   return found
 }
 
+// packing, installing from the registry and three compilations (the app, the docs' snippets, the session types): two minutes or more on a loaded machine
+t.setTimeout(300_000)
 const fixture = resolve(import.meta.dirname, 'fixture')
 const work = mkdtempSync(join(tmpdir(), 'kernel-consumer-'))
 t.teardown(() => rmSync(work, { recursive: true, force: true }))
 const run = (command: string, args: string[], cwd: string): string =>
   execFileSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_update_notifier: 'false' } })
 
+/** What a test snippet refers to without defining it: tap's `t`, as much of it as the README's example uses. */
+const TEST_OBJECT = 'declare const t: { ok: (value: unknown, message?: string) => void, equal: (actual: unknown, expected: unknown, message?: string) => void }'
+
+/**
+ * Every ```ts block of a doc as a source file of the app, the first one that builds an app under
+ * `name`, verbatim; a fragment that uses the app, the kernel plugin, what an earlier snippet
+ * exports (or a test's `t`) without defining them gets their imports (or the declaration of `t`)
+ * above it, as the file it would live in has.
+ */
+function snippetFiles (file: string, name: string): Array<{ path: string, source: string }> {
+  const blocks = [...readFileSync(join(root, file), 'utf8').matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1])
+  const program = blocks.findIndex((block) => /^export const app\b/m.test(block))
+  if (program === -1) throw new Error(`${file}: no snippet builds an app`)
+  const pathOf = (index: number): string => index === program ? `${name}.ts` : `${name}-${index + 1}.ts`
+  // what an earlier snippet exports (a panel's integration, say), which a later one uses as the page does
+  const exported = blocks.flatMap((block, index) => [...block.matchAll(/^export (?:const|function|class) (\w+)/gm)].map((match) => ({ name: match[1], index })))
+  return blocks.map((block, index) => {
+    if (index === program) return { path: pathOf(index), source: `// ${file}'s app, verbatim\n${block}` }
+    const preamble = [`// ${file}'s snippet ${index + 1}, verbatim (but for an OpenTelemetry import) below what it refers to`]
+    if (/\bapp\./.test(block) && !/\b(const|let|var) app\b/.test(block)) preamble.push(`import { app } from './${name}.js'`)
+    // the kernel plugin, used (not as `app.kernel`, nor in a string or a comment) and not imported
+    const code = block.replace(/\/\/.*$/gm, '').replace(/'[^'\n]*'/g, "''")
+    if (/(?<![.\w])kernel\b(?!\.)/.test(code) && !/^import kernel\b/m.test(block)) preamble.push('import kernel from \'fastify-kernel\'')
+    for (const earlier of exported) {
+      if (earlier.name !== 'app' && earlier.index < index && new RegExp(`\\b${earlier.name}\\b`).test(block) && !new RegExp(`^export (?:const|function|class) ${earlier.name}\\b`, 'm').test(block)) {
+        preamble.push(`import { ${earlier.name} } from './${pathOf(earlier.index).replace(/\.ts$/, '.js')}'`)
+      }
+    }
+    if (/^\s*t\.\w+\(/m.test(block)) preamble.push(TEST_OBJECT)
+    // the OpenTelemetry subpath needs the app's own OpenTelemetry (an optional peer), which this app does not install
+    const source = block.split('\n').filter((line) => !line.includes("from 'fastify-kernel/opentelemetry'")).join('\n')
+    return { path: pathOf(index), source: `${preamble.join('\n')}\nexport {}\n${source}` }
+  })
+}
+
 /** The first ```ts block under a heading of a doc: the README's plugin snippet, the getting started's fuller app. */
-function snippet (file: string, heading: string): string {
+function snippet (file: string, heading: string, language = 'ts'): string {
   const text = readFileSync(join(root, file), 'utf8')
   const section = text.slice(text.indexOf(heading))
-  const match = /```ts\n([\s\S]*?)```/.exec(section)
-  if (!text.includes(heading) || match === null) throw new Error(`${file}: no ts snippet under "${heading}"`)
+  const match = new RegExp(`\`\`\`${language}\n([\\s\\S]*?)\`\`\``).exec(section)
+  if (!text.includes(heading) || match === null) throw new Error(`${file}: no ${language} snippet under "${heading}"`)
   return match[1]
 }
 
@@ -47,8 +84,13 @@ run('npm', ['pack', '--ignore-scripts', '--pack-destination', work, '--silent'],
 const tarball = join(work, readdirSync(work).find((f) => f.endsWith('.tgz'))!)
 const app = join(work, 'app')
 cpSync(fixture, app, { recursive: true, filter: (source) => !source.includes('node_modules') && !source.includes('/dist') })
-writeFileSync(join(app, 'src', 'readme-snippet.ts'), '// the README\'s plugin snippet, verbatim\n' + snippet('README.md', '## Use it in your app'))
-writeFileSync(join(app, 'src', 'getting-started-snippet.ts'), '// docs/getting-started.md\'s fuller app, verbatim\n' + snippet('docs/getting-started.md', '## A fuller app'))
+// every TypeScript snippet of the README and the getting started page, compiled in a program of their
+// own (snippets/: what one imports, `fastify-kernel/session`'s typings, must not reach the app's type checks);
+// the two apps also in the app's src/, where the tests below run them
+const snippetSources = [...snippetFiles('README.md', 'readme-snippet'), ...snippetFiles('docs/getting-started.md', 'getting-started-snippet')]
+for (const { path, source } of snippetSources) writeFileSync(join(app, 'snippets', path), source)
+for (const name of ['readme-snippet.ts', 'getting-started-snippet.ts']) cpSync(join(app, 'snippets', name), join(app, 'src', name))
+writeFileSync(join(app, 'src', 'getting-started-panel.ts'), '// docs/getting-started.md\'s panel with its own capture (flags.ts), verbatim\n' + snippet('docs/getting-started.md', '### A panel with its own capture'))
 run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--no-save', tarball], app)
 
 t.test('the package: a plugin with fastify as a peer, no service, a licence, links that resolve', async (t) => {
@@ -101,21 +143,21 @@ t.test('the package: a plugin with fastify as a peer, no service, a licence, lin
 
 t.test('the app compiles under strict with skipLibCheck off; typos are type errors', async (t) => {
   const tsc = join(root, 'node_modules/typescript/bin/tsc')
-  let output = ''
-  try {
-    output = run(process.execPath, [tsc, '-p', app], app)
-  } catch (error) {
-    output = String((error as { stdout?: string }).stdout ?? error)
+  /** What tsc reports for one of the app's projects: nothing when it compiles. */
+  const compile = (project: string): string => {
+    try {
+      return run(process.execPath, [tsc, '-p', project], app).trim()
+    } catch (error) {
+      return String((error as { stdout?: string }).stdout ?? error).trim()
+    }
   }
-  t.equal(output.trim(), '', 'tsc reports nothing (an unused @ts-expect-error would be reported too)')
+  t.equal(compile(app), '', 'tsc reports nothing (an unused @ts-expect-error would be reported too)')
   t.ok(existsSync(join(app, 'dist/app.js')))
-  let sessionOutput = ''
-  try {
-    sessionOutput = run(process.execPath, [tsc, '-p', join(app, 'session-types')], app)
-  } catch (error) {
-    sessionOutput = String((error as { stdout?: string }).stdout ?? error)
-  }
-  t.equal(sessionOutput.trim(), '', "with `import type {} from 'fastify-kernel/session'`, flash and CSRF tokens are typed")
+  // the README's and the getting started page's snippets, its test example among them: the panels' data is typed from the entry
+  t.ok(snippetSources.length >= 5, `${snippetSources.length} snippets: ${snippetSources.map((file) => file.path).join(', ')}`)
+  t.ok(snippetSources.some((file) => file.source.includes('profile.collected.db!.statements')), 'the README\'s test example is one')
+  t.equal(compile(join(app, 'snippets')), '', 'the docs\' snippets compile against the installed package')
+  t.equal(compile(join(app, 'session-types')), '', "with `import type {} from 'fastify-kernel/session'`, flash and CSRF tokens are typed")
 })
 
 t.test('fastify-kernel/testing: the app holds its own storage to the contract, then the kernel stores its profiles there', async (t) => {
@@ -228,4 +270,21 @@ t.test("docs/getting-started.md's fuller app compiled and runs as the page says"
   t.equal(maintenance.statusCode, 503)
   t.equal(maintenance.headers['retry-after'], '60')
   t.equal(maintenance.body, 'Back soon')
+})
+
+t.test("docs/getting-started.md's panel with its own capture: two files and one option, compiled and run", async (t) => {
+  const compiled = join(app, 'dist/getting-started-panel.js')
+  // its template beside it, as the page says (flags.hbs)
+  writeFileSync(join(dirname(compiled), 'flags.hbs'), snippet('docs/getting-started.md', '### A panel with its own capture', 'handlebars'))
+  const { featureFlags, isOn } = await import(pathToFileURL(compiled).href) as { featureFlags: object, isOn: (flag: string) => boolean }
+  // the installed package, the app's own Fastify under it
+  const { createKernelApp } = await import(pathToFileURL(join(app, 'node_modules/fastify-kernel/dist/index.js')).href) as { createKernelApp: (options: { kernel: object }) => Promise<FastifyInstance> }
+  const flagged = await createKernelApp({ kernel: { debug: true, profiler: { integrations: [featureFlags] } } })
+  flagged.get('/checkout', async () => ({ newCheckout: isOn('new-checkout'), dark: isOn('dark-mode') }))
+  t.teardown(() => flagged.close())
+  const res = await flagged.inject({ url: '/checkout', headers: { host } })
+  const profile = await flagged.kernelProfiler.profileOf(res)
+  t.same(profile.collected.flags, [{ flag: 'new-checkout', on: true }, { flag: 'dark-mode', on: false }], 'the reads of the request, in its profile')
+  const panel = await flagged.inject({ url: `/_profiler/${profile.token}?panel=flags`, headers: { host } })
+  t.match(panel.body, '<h2>Feature flags</h2><table><tr><td>new-checkout</td><td>true</td></tr><tr><td>dark-mode</td><td>false</td></tr></table>', 'its panel, from its template')
 })

@@ -30,12 +30,12 @@ const ciRun = readFileSync(join(root, '.ci/run'), 'utf8')
  */
 const NOT_RUN_HERE: Record<string, { why: string, holds: () => boolean }> = {
   'npm ci && npm start': {
-    why: 'CI installs with npm ci before npm test (.ci/run); this test starts the service with npm start, which builds first',
-    holds: () => /^npm ci\b/m.test(ciRun) && /\bnpm run build\b/.test(packageJson.scripts.prestart) && packageJson.scripts.start.includes('service/dist/main.js')
+    why: 'CI installs with npm ci (on Node 24, the image\'s line) before npm test (.ci/run); this test starts the service with npm start, which builds first',
+    holds: () => /^bash \.ci\/node-line\.sh 24 npm ci\b/m.test(ciRun) && /\bnpm run build\b/.test(packageJson.scripts.prestart) && packageJson.scripts.start.includes('service/dist/main.js')
   },
   'npm test': {
-    why: 'the command running this test: tap over test/**/*.test.ts, after lint and typecheck',
-    holds: () => packageJson.scripts.test === 'tap' && packageJson.tap.include.includes('test/**/*.test.ts') && /^npm test\b/m.test(ciRun)
+    why: 'the command running this test: tap over test/**/*.test.ts, after lint and typecheck (CI: on Node 24, .ci/run)',
+    holds: () => packageJson.scripts.test === 'tap' && packageJson.tap.include.includes('test/**/*.test.ts') && /^whole 24 npm test\b/m.test(ciRun)
   }
 }
 

@@ -24,6 +24,9 @@ async function build (options: KernelOptions | null): Promise<FastifyInstance> {
   app.get('/gateway', async () => { throw app.httpErrors.badGateway('upstream billing said no') })
   app.get('/unavailable', async () => { throw app.httpErrors.createError(503, 'maintenance until 10:00', { headers: { 'retry-after': '60' } }) })
   app.get('/conflict', async () => { throw app.httpErrors.conflict('already there') })
+  // http-errors' `expose` said of one error: a 4xx kept from clients, a 5xx shown to them
+  app.get('/hidden-4xx', async () => { throw app.httpErrors.createError(400, 'coupon GOLD-7 expired for account 4711', { expose: false }) })
+  app.get('/shown-5xx', async () => { throw app.httpErrors.createError(503, 'back at 10:00', { expose: true }) })
   await app.ready()
   return app
 }
@@ -94,5 +97,22 @@ t.test('jsonErrors \'fastify\' in production: 5xx hide their message by default;
   for (const url of ['/conflict']) {
     const expected = await bare.inject({ url, headers: { host } })
     t.equal((await hiding.inject({ url, headers: { host } })).body, expected.body, `${url}: a 4xx is Fastify's either way`)
+  }
+})
+
+t.test('http-errors\' expose: honoured by default; exposeServerErrors gives bare Fastify\'s bodies, which ignore it', async (t) => {
+  const bare = await build(null)
+  const hiding = await build({ debug: false, format: 'json', jsonErrors: 'fastify' })
+  const exposing = await build({ debug: false, format: 'json', jsonErrors: 'fastify', exposeServerErrors: true })
+  t.teardown(async () => { await bare.close(); await hiding.close(); await exposing.close() })
+  const hidden4xx = await bare.inject({ url: '/hidden-4xx', headers: { host } })
+  t.same(hidden4xx.json(), { statusCode: 400, error: 'Bad Request', message: 'coupon GOLD-7 expired for account 4711' }, 'bare Fastify sends the message of an expose: false error')
+  t.same((await hiding.inject({ url: '/hidden-4xx', headers: { host } })).json(), { statusCode: 400, error: 'Bad Request', message: 'Bad Request' }, 'by default the kernel honours expose: false')
+  const exposed = await exposing.inject({ url: '/hidden-4xx', headers: { host } })
+  t.equal(exposed.statusCode, 400)
+  t.equal(exposed.body, hidden4xx.body, 'exposeServerErrors: bare Fastify\'s body, byte for byte')
+  const shown5xx = await bare.inject({ url: '/shown-5xx', headers: { host } })
+  for (const app of [hiding, exposing]) {
+    t.equal((await app.inject({ url: '/shown-5xx', headers: { host } })).body, shown5xx.body, 'a 5xx marked expose: true tells its message')
   }
 })

@@ -13,7 +13,7 @@ const json = { host, accept: 'application/json' }
 type Order = 'kernel first' | 'kernel last'
 
 /** A small app with the plugins almost every Fastify app has, the kernel before or after them. */
-async function buildEcosystemApp (order: Order, options: KernelOptions = { debug: false }): Promise<FastifyInstance> {
+async function buildEcosystemApp (order: Order, options: KernelOptions = { debug: false }, more?: (app: FastifyInstance) => void): Promise<FastifyInstance> {
   const app = Fastify(kernelServerOptions())
   const plugins = async (): Promise<void> => {
     // a list of origins: cors answers with the request's own, and so adds Vary: Origin
@@ -33,6 +33,7 @@ async function buildEcosystemApp (order: Order, options: KernelOptions = { debug
     api.options('/users/:id', async () => 'options of a user')
   }, { prefix: '/api' })
   if (order === 'kernel last') await app.register(kernel, options)
+  more?.(app)
   await app.ready()
   return app
 }
@@ -99,13 +100,15 @@ for (const order of ['kernel first', 'kernel last'] as const) {
   })
 
   t.test(`${order}: a kernel.request answer also comes after every onRequest hook`, async (t) => {
-    const app = await buildEcosystemApp(order)
+    // added before the app is ready: production gives kernel.request its hook with its first listener beside the router's
+    const app = await buildEcosystemApp(order, { debug: false }, (app) => {
+      app.kernel.on(Stage.REQUEST, (event) => {
+        if (event.request.headers['x-maintenance'] !== undefined) {
+          event.setResponse({ statusCode: 503, headers: { 'Retry-After': '60', Vary: 'X-Maintenance' }, contentType: 'text/plain; charset=utf-8', body: 'Back soon' })
+        }
+      }, { priority: Priority.ROUTER + 1, name: 'maintenance' })
+    })
     t.teardown(() => app.close())
-    app.kernel.on(Stage.REQUEST, (event) => {
-      if (event.request.headers['x-maintenance'] !== undefined) {
-        event.setResponse({ statusCode: 503, headers: { 'Retry-After': '60', Vary: 'X-Maintenance' }, contentType: 'text/plain; charset=utf-8', body: 'Back soon' })
-      }
-    }, { priority: Priority.ROUTER + 1, name: 'maintenance' })
     const res = await app.inject({ url: '/items', headers: { host, origin: 'https://front.test', 'x-maintenance': '1' } })
     t.equal(res.statusCode, 503)
     t.equal(res.body, 'Back soon')

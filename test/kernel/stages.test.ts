@@ -263,12 +263,23 @@ t.test('without debug, a stage gets its Fastify hook with its first listener: be
   t.throws(() => app.kernel.on(Stage.RESPONSE, () => {}), { code: 'KERNEL_LATE_LISTENER', message: /the first "kernel.response" listener was added after the app was ready/ })
   t.throws(() => app.kernel.on(Stage.TERMINATE, () => {}), { code: 'KERNEL_LATE_LISTENER' })
   t.same(app.kernel.listeners(Stage.RESPONSE), [], 'the refused listener is not half-added')
-  // stages whose hooks are always there take listeners at any time
+  // kernel.request and the controller stages too: production's default has nothing but the
+  // router on kernel.request, whose work needs no onRequest hook
+  t.throws(() => app.kernel.on(Stage.REQUEST, () => {}), { code: 'KERNEL_LATE_LISTENER', message: /the first "kernel.request" listener/ })
+  t.throws(() => app.kernel.on(Stage.CONTROLLER, () => {}), { code: 'KERNEL_LATE_LISTENER', message: /the first "kernel.controller" listener/ })
+  t.throws(() => app.kernel.on(Stage.CONTROLLER_ARGUMENTS, () => {}), { code: 'KERNEL_LATE_LISTENER' })
+  t.same(app.kernel.listeners(Stage.REQUEST).map(({ name }) => name), ['router'], 'only the router listens')
+  // a stage whose hook is there takes listeners at any time
   let seen = 0
-  app.kernel.on(Stage.REQUEST, () => { seen++ })
-  app.kernel.on(Stage.CONTROLLER, () => { seen++ })
-  await app.inject({ url: '/about', headers: { host: 'example.test' } })
-  t.equal(seen, 2)
+  const listening = await buildApp({ debug: false }, {}, (app) => {
+    app.kernel.on(Stage.REQUEST, () => { seen++ })
+    app.kernel.on(Stage.CONTROLLER, () => { seen++ })
+  })
+  t.teardown(() => listening.close())
+  listening.kernel.on(Stage.REQUEST, () => { seen++ })
+  listening.kernel.on(Stage.CONTROLLER_ARGUMENTS, () => { seen++ })
+  await listening.inject({ url: '/about', headers: { host: 'example.test' } })
+  t.equal(seen, 4)
   const traced = await buildApp({ debug: false, trace: true })
   t.teardown(() => traced.close())
   traced.kernel.on(Stage.RESPONSE, (event) => { event.reply.header('x-late', 'yes') })

@@ -6,7 +6,7 @@ import Handlebars from 'handlebars'
 import { buildApp } from '../helpers.js'
 import { root } from '../build-once.js'
 import { page, profiled } from './helpers.js'
-import { pluginTree } from '../../src/profiler/collectors/config.js'
+import { pluginTree } from '../../src/profiler/panels/config/collector.js'
 
 const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version
 

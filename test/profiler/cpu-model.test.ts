@@ -6,12 +6,12 @@
 import t from 'tap'
 import { KernelContext } from '../../src/kernel/context.js'
 import type { RecordedUnit } from '../../src/kernel/collector.js'
-import type { CpuProfile, CpuProfileNode } from '../../src/profiler/cpu/cpu-profile.js'
-import { MAX_PROFILE_NODES } from '../../src/profiler/cpu/cpu-profile.js'
-import { flameGraph } from '../../src/profiler/cpu/flame-graph.js'
-import { cpuCollector } from '../../src/profiler/collectors/cpu.js'
-import { CpuSampler } from '../../src/profiler/cpu/sampler.js'
-import type { CpuRun } from '../../src/profiler/cpu/sampler.js'
+import type { CpuProfile, CpuProfileNode } from '../../src/profiler/panels/cpu/cpu-profile.js'
+import { MAX_PROFILE_NODES } from '../../src/profiler/panels/cpu/cpu-profile.js'
+import { flameGraph } from '../../src/profiler/panels/cpu/flame-graph.js'
+import { cpuCollector } from '../../src/profiler/panels/cpu/collector.js'
+import { CpuSampler } from '../../src/profiler/panels/cpu/sampler.js'
+import type { CpuRun } from '../../src/profiler/panels/cpu/sampler.js'
 
 function node (id: number, functionName: string, url: string, children: number[] = [], lineNumber = 0): CpuProfileNode {
   return { id, callFrame: { functionName, scriptId: '1', url, lineNumber, columnNumber: 0 }, children }

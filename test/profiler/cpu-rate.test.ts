@@ -8,8 +8,8 @@ import t from 'tap'
 import { buildApp } from '../helpers.js'
 import { host, profiled } from './helpers.js'
 import { ManualClock } from '../clock.js'
-import { processSampler } from '../../src/profiler/cpu/sampler.js'
-import { CPU_PROFILE_WINDOW_MS, MAX_CPU_PROFILES } from '../../src/profiler/cpu/rate.js'
+import { processSampler } from '../../src/profiler/panels/cpu/sampler.js'
+import { CPU_PROFILE_WINDOW_MS, MAX_CPU_PROFILES } from '../../src/profiler/panels/cpu/rate.js'
 
 t.test('past the rate, a request that asks for a CPU profile is served unprofiled and told why', async (t) => {
   const clock = new ManualClock()

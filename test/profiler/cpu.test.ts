@@ -14,9 +14,9 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../helpers.js'
 import { host, page, profiled } from './helpers.js'
 import { ManualClock } from '../clock.js'
-import { processSampler } from '../../src/profiler/cpu/sampler.js'
-import { ARM_COOKIE, ARM_TTL_MS } from '../../src/profiler/cpu/arming.js'
-import type { CpuProfile } from '../../src/profiler/cpu/cpu-profile.js'
+import { processSampler } from '../../src/profiler/panels/cpu/sampler.js'
+import { ARM_COOKIE, ARM_TTL_MS } from '../../src/profiler/panels/cpu/arming.js'
+import type { CpuProfile } from '../../src/profiler/panels/cpu/cpu-profile.js'
 
 /** Work that takes the CPU for a few milliseconds, bounded by its rounds, not by the clock. */
 function burnCpuForReport (rounds: number): number {

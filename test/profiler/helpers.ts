@@ -48,6 +48,11 @@ export function fakeProfileMaker (tokenBase: number): (overrides?: Partial<Profi
   }
 }
 
+/** The panels whose figures of a profile raise `flag` (`nPlusOne`), by name. */
+export function flaggedPanels (profile: Pick<Profile, 'figures'>, flag: string): string[] {
+  return Object.entries(profile.figures ?? {}).filter(([, figures]) => figures[flag] === true).map(([panel]) => panel)
+}
+
 /** A test's collector showing the request's spans as they were recorded (the panels read the same list). */
 export function spansCollector (app: FastifyInstance): void {
   app.kernel.addCollector({

@@ -14,7 +14,7 @@ import { TestPostgres } from '../postgres/server.js'
 import { TestMariaDb } from '../mariadb/server.js'
 import { TestRedis } from '../redis/server.js'
 import { startSmtp } from '../mail/server.js'
-import { EXPLAIN_CACHE_BYTES } from '../../src/profiler/io/explain.js'
+import { EXPLAIN_CACHE_BYTES } from '../../src/profiler/panels/db/explain.js'
 
 // four child processes, each loading 160 MB through a real server
 t.setTimeout(900_000)

@@ -18,6 +18,8 @@ import { isBrowserOwnRequest } from '../../src/profiler/browser-requests.js'
 import { FileProfileStorage } from '../../src/profiler/storage/file.js'
 import { RedisProfileStorage } from '../../src/profiler/storage/redis.js'
 import type { ProfileStorage } from '../../src/profiler/storage/storage.js'
+import { MemoryProfileStorage } from '../../src/profiler/storage/memory.js'
+import type { Profile } from '../../src/profiler/profile.js'
 import { fakeProfileMaker, page, profiled } from './helpers.js'
 import { TestRedis } from '../redis/server.js'
 
@@ -79,10 +81,10 @@ for (const kind of ['memory', 'file', 'redis'] as const) {
 
     const latest = await page(server, '/_profiler/latest')
     t.match(latest.body, `<b id="token">${plain.token}</b>`, 'latest: the newest page, after which the browser asked for its icon, a source map and assets')
-    t.same(plain.profile.statements, 0)
-    t.same(viewed.profile.statements, 2, 'the summary counts the app\'s statements')
-    t.same(books.profile.statements, 4)
-    t.same(books.profile.nPlusOne, ['db'])
+    t.same(plain.profile.figures?.db?.statements, 0)
+    t.same(viewed.profile.figures?.db?.statements, 2, 'the summary counts the app\'s statements, as the Database panel\'s figure')
+    t.same(books.profile.figures?.db?.statements, 4)
+    t.same(Object.keys(books.profile.figures!).filter((panel) => books.profile.figures![panel]!.nPlusOne === true), ['db'], 'the Database panel flagged a likely N+1, and no other')
 
     const all = tokensOf((await page(server, '/_profiler/')).body)
     t.same(all, [...assets.map((a) => a.token).reverse(), plain.token, books.token, viewed.token], 'the search page lists everything, newest first')
@@ -110,7 +112,7 @@ for (const kind of ['memory', 'file', 'redis'] as const) {
   })
 }
 
-t.test('older profiles, stored before the figures were kept, are read and listed, and match no filter on them', async (t) => {
+t.test('older profiles are read and listed: those before figures match no filter on them, those of the previous format (figures at the top) are read as the panels\' figures', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'kernel-search-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const quiet = { warn: () => undefined }
@@ -118,23 +120,35 @@ t.test('older profiles, stored before the figures were kept, are read and listed
   await client.connect()
   t.teardown(() => { client.disconnect() })
   const fake = fakeProfileMaker(0x300000)
+  const memory = new MemoryProfileStorage({ maxProfiles: 10, maxAgeMs: 60_000, maxBytes: 1024 * 1024 })
   for (const open of [
     async () => await FileProfileStorage.open(dir, { maxProfiles: 10, maxAgeMs: 60_000 }, quiet),
-    async () => await RedisProfileStorage.open({ client, prefix: `older-${process.pid}:{profiler}:`, maxProfiles: 10, maxAgeMs: 60_000, log: quiet })
+    async () => await RedisProfileStorage.open({ client, prefix: `older-${process.pid}:{profiler}:`, maxProfiles: 10, maxAgeMs: 60_000, log: quiet }),
+    // the memory storage keeps what it was given: a profile saved in the previous format stays so until read
+    async () => memory
   ]) {
     let store: ProfileStorage = await open()
-    const token = store.reserveToken()!
-    const older = fake({ token })
+    const older = fake({ token: store.reserveToken()! })
     await store.save(older)
-    const newer = fake({ token: store.reserveToken()!, statements: 7, nPlusOne: ['cache'] })
+    // the previous format: the Database panel's count and the N+1 panels at the summary's top
+    const previous = fake({ token: store.reserveToken()!, statements: 7, nPlusOne: ['cache'] } as Partial<Profile>)
+    await store.save(previous)
+    const newer = fake({ token: store.reserveToken()!, figures: { db: { statements: 2, nPlusOne: false }, cache: { nPlusOne: false } } })
     await store.save(newer)
-    await store.close()
-    // read back from disk or Redis, as another process (or a restart) reads them
-    store = await open()
-    t.same((await store.find()).map((s) => s.token).sort(), [older.token, newer.token].sort(), `${store.kind}: both listed`)
+    if (store !== memory) {
+      await store.close()
+      // read back from disk or Redis, as another process (or a restart) reads them
+      store = await open()
+    }
+    t.same((await store.find()).map((s) => s.token).sort(), [older.token, previous.token, newer.token].sort(), `${store.kind}: all listed`)
     t.same(await store.load(older.token), older, `${store.kind}: the older one is readable`)
-    t.same((await store.find({ minStatements: 0 })).map((s) => s.token), [newer.token], `${store.kind}: only the newer matches a statements filter`)
-    t.same((await store.find({ nPlusOne: true })).map((s) => s.token), [newer.token])
+    const { statements: _s, nPlusOne: _n, ...rest } = previous as Profile & { statements?: number, nPlusOne?: string[] }
+    t.same(await store.load(previous.token), { ...rest, figures: { db: { statements: 7 }, cache: { nPlusOne: true } } }, `${store.kind}: the previous format read in this one`)
+    t.same((await store.find()).find((s) => s.token === previous.token)?.figures, { db: { statements: 7 }, cache: { nPlusOne: true } }, `${store.kind}: its summary too`)
+    t.same((await store.find({ figures: [{ panel: 'db', figure: 'statements', min: 0 }] })).map((s) => s.token).sort(), [previous.token, newer.token].sort(), `${store.kind}: a statements filter matches the previous format and the newer, not the older`)
+    t.same((await store.find({ figures: [{ panel: 'db', figure: 'statements', min: 3 }] })).map((s) => s.token), [previous.token])
+    t.same((await store.find({ figures: [{ figure: 'nPlusOne' }] })).map((s) => s.token), [previous.token], `${store.kind}: any panel's N+1 flag`)
+    t.same((await store.find({ figures: [{ panel: 'db', figure: 'nPlusOne' }] })).map((s) => s.token), [], 'the Database panel\'s own flag: none')
     await store.purge()
     await store.close()
   }
@@ -156,4 +170,36 @@ t.test('bad filters: a clear message on the page, escaped, the filter not applie
   t.match(problems, 'Until &quot;&lt;b&gt;&quot; is not a date and time: not applied.')
   t.same(tokensOf(res.body), [viewed.token], 'the other filters still apply (none here)')
   t.match(res.body, 'value="&lt;script&gt;alert(1)&lt;/script&gt;"', 'the form keeps what was typed, escaped')
+})
+
+t.test('Symfony\'s search URLs: /_profiler/search redirects to the token\'s profile or to the results of its filters, as its searchAction', async (t) => {
+  const server = await app(t)
+  const viewed = await profiled(server, { url: '/page' })
+  const books = await profiled(server, { url: '/books' })
+  const missing = await profiled(server, { url: '/favicon.ico' })
+  const redirected = async (url: string): Promise<string> => {
+    const res = await page(server, url)
+    t.equal(res.statusCode, 302, `${url}: a 302, as Symfony's RedirectResponse`)
+    t.match(res.headers['content-type'], /^text\/html/)
+    t.notOk('x-debug-token' in res.headers, `${url}: not profiled, as Symfony disables the profiler there`)
+    t.notMatch(res.body, 'not found')
+    return String(res.headers.location)
+  }
+  t.equal(await redirected(`/_profiler/search?ip=&method=&status_code=&url=&start=&end=&limit=10&token=${books.token}&type=request`), `/_profiler/${books.token}`, 'a token: its profile')
+  t.equal((await page(server, `/_profiler/${books.token}`)).statusCode, 200)
+  // Symfony's search bar sends every field, empty ones too
+  const location = await redirected('/_profiler/search?ip=&method=GET&status_code=404&url=favicon&start=&end=&limit=10&token=&type=request')
+  t.equal(location, '/_profiler/?method=GET&status=404&url=favicon&limit=10&kind=request', 'the filters, by the search page\'s names')
+  t.same(tokensOf((await page(server, location)).body), [missing.token], 'the results')
+  t.equal(await redirected('/_profiler/search'), '/_profiler/', 'no filter: every profile')
+  t.equal(await redirected('/_profiler/search?min_statements=3&n_plus_one=1&bogus=1'), '/_profiler/?min_statements=3&n_plus_one=1', 'the page\'s own names pass, others do not')
+  t.same(tokensOf((await page(server, '/_profiler/?min_statements=3&n_plus_one=1')).body), [books.token])
+  t.equal(await redirected('/_profiler/empty/search/results?limit=10&status_code=200'), '/_profiler/?limit=10&status=200', 'Symfony\'s results URL (its home redirects there)')
+  const odd = await redirected('/_profiler/search?url=%3Cscript%3E&status_code=abc')
+  t.equal(odd, '/_profiler/?url=%3Cscript%3E&status=abc', 'encoded')
+  const results = await page(server, odd)
+  t.equal(results.statusCode, 200, 'a filter the page cannot read is said, never a 500')
+  t.match(results.body, 'Status &quot;abc&quot; is not a status (404) nor a class (4xx): not applied.')
+  t.notMatch(results.body, '<script>')
+  t.ok(viewed.token)
 })

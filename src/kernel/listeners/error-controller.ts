@@ -6,8 +6,7 @@ import type { KernelResponse } from '../../http/response.js'
 import type { KernelContext } from '../context.js'
 import type { ErrorPageFormat, ErrorPageInput, JsonErrors, RequestSummary } from '../../errors/error-controller.js'
 import { planErrorResponse } from '../../errors/error-controller.js'
-import { flattenChain } from '../../errors/flatten.js'
-import { headersOf, statusOf } from '../../errors/flatten.js'
+import { flattenChain, headersOf } from '../../errors/flatten.js'
 import { acceptsProblemJson, imposedErrorFormat, preferredErrorFormat } from '../../http/negotiate.js'
 import type { ErrorFormat } from '../../http/negotiate.js'
 import { headerText } from '../../http/encoding.js'
@@ -55,7 +54,7 @@ export interface ErrorControllerOptions {
   formatOfPath?: (path: string) => ErrorPageFormat | undefined
   /** the body of JSON errors (the `jsonErrors` option) */
   jsonErrors?: JsonErrors
-  /** Fastify's shape: production 5xx keep their own message (the `exposeServerErrors` option) */
+  /** Fastify's shape: every error keeps its own message, as bare Fastify's, a production 5xx's included (the `exposeServerErrors` option) */
   exposeServerErrors?: boolean
 }
 
@@ -91,12 +90,13 @@ export function createErrorController ({ debug, render, extensions, redactor, so
     // Fastify's shape (its message), and a body another plugin built
     const cacheable = !debug && event.error instanceof Error && (format !== 'json' || jsonErrors === 'problem')
     const code = cacheable && format !== 'html' ? (event.error as { code?: unknown }).code : undefined
-    const key = cacheable ? `${format}:${statusOf(event.error)}:${typeof code === 'string' ? code : ''}` : ''
+    const statusCode = event.statusCode
+    const key = cacheable ? `${format}:${statusCode}:${typeof code === 'string' ? code : ''}` : ''
     const made = cacheable ? productionAnswers.get(key) : undefined
     if (made !== undefined) {
       const headers = headersOf(event.error)
       headers.Vary = 'Accept'
-      event.setResponse({ statusCode: statusOf(event.error), headers, contentType: made.contentType, body: made.body })
+      event.setResponse({ statusCode, headers, contentType: made.contentType, body: made.body })
       return
     }
     const input: ErrorPageInput = {
@@ -105,6 +105,7 @@ export function createErrorController ({ debug, render, extensions, redactor, so
       format,
       jsonErrors,
       exposeServerErrors,
+      replyStatus: event.context.replyStatus,
       // only debug pages show the request
       request: debug ? summarizeRequest(event.request, event.context, redactor()) : { method: event.request.method, url: '', headers: [], attributes: [] }
     }

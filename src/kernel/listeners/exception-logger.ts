@@ -1,7 +1,6 @@
 import type { ExceptionEvent } from '../events.js'
 import { Priority, Stage } from '../stages.js'
 import { subscription } from '../dispatcher.js'
-import { statusOf } from '../../errors/flatten.js'
 import { isReported } from '../../errors/reported.js'
 
 /**
@@ -9,7 +8,7 @@ import { isReported } from '../../errors/reported.js'
  * whose fault was already logged where it happened (`reported`) at debug level only.
  */
 export function logException (event: ExceptionEvent): void {
-  const status = statusOf(event.error)
+  const status = event.statusCode
   const message = event.error instanceof Error ? event.error.message : String(event.error)
   if (isReported(event.error)) event.request.log.debug({ statusCode: status }, message)
   else if (status >= 500) event.request.log.error({ err: event.error }, `Uncaught exception: ${message}`)

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import type { RequestEvent } from '../events.js'
+import type { KernelContext } from '../context.js'
 import { Priority, Stage } from '../stages.js'
 import { subscription } from '../dispatcher.js'
 import type { RouteDefinition, RouteTable } from '../../routing/route-table.js'
@@ -25,6 +26,20 @@ function matchedRoute (table: RouteTable, options: FastifyRequest['routeOptions'
 }
 
 /**
+ * The request attributes of a match (`_route`, `_controller`, `_route_params`, `_format`): set
+ * by the router listener, or when a request kernel.request did not run for is first asked.
+ */
+export function recordMatch (table: RouteTable, context: KernelContext, options: FastifyRequest['routeOptions'], params: Record<string, string>): void {
+  const route = matchedRoute(table, options)
+  context.attributes._route = route.name
+  context.attributes._controller = route.controller
+  context.attributes._route_params = params
+  // Symfony's `_format` route default: the format of the route's error responses
+  const format = (options.config as { format?: unknown } | undefined)?.format
+  if (format !== undefined) context.attributes._format = format
+}
+
+/**
  * The router listener of kernel.request (Symfony's RouterListener). Fastify has already matched
  * the route; this records the match as request attributes. A miss fails the stage here, as
  * Symfony's RouterListener throws, so later request listeners (locale, firewall) and any
@@ -42,13 +57,7 @@ export function routerSubscriptions (table: RouteTable, debug: boolean, trustedH
       // Symfony's default requirement: `/hello/` does not match `/hello/:name` (Fastify's router
       // matches it with an empty name), so the route is refused and the miss answered
       if (emptyParameter(options.url, params) === undefined) {
-        const route = matchedRoute(table, options)
-        context.attributes._route = route.name
-        context.attributes._controller = route.controller
-        context.attributes._route_params = params
-        // Symfony's `_format` route default: the format of the route's error responses
-        const format = (options.config as { format?: unknown } | undefined)?.format
-        if (format !== undefined) context.attributes._format = format
+        recordMatch(table, context, options, params)
         return
       }
       context.forcedMiss = true

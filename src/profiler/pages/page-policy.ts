@@ -25,22 +25,5 @@ export function profilerPagePolicy (nonces: CspNonces): string {
   ].join('; ')
 }
 
-/**
- * The policy of a mail's HTML loaded with its remote content, when the developer asks for it
- * (that mail's "Load remote content"): images, stylesheets, fonts and media from anywhere, still
- * no script, no form, no frame, no plugin, in a sandbox (the frame's own `sandbox` too).
- */
-export const MAIL_REMOTE_POLICY = [
-  'sandbox',
-  "default-src 'none'",
-  'img-src * data: blob:',
-  "style-src * 'unsafe-inline'",
-  'font-src * data:',
-  'media-src * data:',
-  "form-action 'none'",
-  "base-uri 'none'",
-  "frame-ancestors 'self'"
-].join('; ')
-
 /** Every header that carries a policy the app may have set (replaced or removed on the profiler's pages). */
 export const POLICY_HEADERS = ['content-security-policy', 'content-security-policy-report-only', 'x-content-security-policy'] as const

@@ -1,6 +1,6 @@
 import type { Collector } from '../../kernel/collector.js'
 import type { Profile, ProfileSummary } from '../profile.js'
-import type { ProfileFilter } from '../storage/storage.js'
+import type { FigureFilter, ProfileFilter } from '../storage/storage.js'
 import { PROFILER_PATH as BASE } from '../recording.js'
 import type { Panels } from './panels.js'
 import { statusOfSummary } from './status.js'
@@ -20,9 +20,14 @@ function when (epochMs: number): string {
   return date.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')
 }
 
-const PANEL_LABELS: Readonly<Record<string, string>> = { db: 'database', cache: 'cache', http_client: 'HTTP' }
+/** A panel's name as a search result names it (its label, in lower case). */
+export type PanelLabel = (name: string) => string
 
-function summaryRow (summary: ProfileSummary): object {
+/** A search result: the summary, and the two figures the page shows (the Database panel's statements, the panels that flagged a likely N+1). */
+function summaryRow (summary: ProfileSummary, label: PanelLabel = (name) => name): object {
+  const figures = summary.figures ?? {}
+  const statements = figures.db?.statements
+  const nPlusOne = Object.keys(figures).filter((panel) => figures[panel]?.nPlusOne === true)
   return {
     ...summary,
     kind: summary.kind ?? 'request',
@@ -30,8 +35,8 @@ function summaryRow (summary: ProfileSummary): object {
     when: when(summary.time),
     link: `${BASE}/${summary.token}`,
     // older profiles do not say
-    statements: typeof summary.statements === 'number' ? summary.statements : null,
-    nPlusOne: Array.isArray(summary.nPlusOne) && summary.nPlusOne.length > 0 ? summary.nPlusOne.map((name) => PANEL_LABELS[name] ?? name).join(', ') : null
+    statements: typeof statements === 'number' ? statements : null,
+    nPlusOne: nPlusOne.length > 0 ? nPlusOne.map(label).join(', ') : null
   }
 }
 
@@ -47,7 +52,7 @@ export function profilePage (profile: Profile, collector: Collector<unknown>, pa
     contentPartial: 'profile',
     summary: { ...summaryRow(profile), duration: profile.duration, aborted: profile.aborted, unit: profile.kind !== undefined && profile.kind !== 'request' },
     parent: profile.parent === undefined ? null : { token: profile.parent, link: `${BASE}/${profile.parent}` },
-    children: children.map(summaryRow),
+    children: children.map((child) => summaryRow(child, panels.label)),
     previous: neighbours.previous === undefined ? null : `${BASE}/${neighbours.previous}?panel=${panel}`,
     next: neighbours.next === undefined ? null : `${BASE}/${neighbours.next}?panel=${panel}`,
     menu: panels.menu(profile, panel),
@@ -61,21 +66,6 @@ export function neighboursOf (token: string, newestFirst: readonly ProfileSummar
   const at = newestFirst.findIndex((summary) => summary.token === token)
   if (at === -1) return {}
   return { next: newestFirst[at - 1]?.token, previous: newestFirst[at + 1]?.token }
-}
-
-/** The answer of EXPLAIN for a statement of a profile: the plan, or why there is none. */
-export function explainPage (profile: Profile, statement: { statement: string, system: string }, outcome: { columns: string[], rows: string[][] } | { message: string }): PageModel {
-  return {
-    title: `EXPLAIN — ${profile.method} ${profile.url} (${profile.token})`,
-    contentPartial: 'explain',
-    token: profile.token,
-    method: profile.method,
-    url: profile.url,
-    back: `${BASE}/${profile.token}?panel=db`,
-    statement: statement.statement,
-    system: statement.system,
-    ...outcome
-  }
 }
 
 export function tokenNotFoundPage (token: string): PageModel {
@@ -161,14 +151,18 @@ export function parseFilter (query: unknown): { filter: ProfileFilter, form: Rec
     start,
     end,
     minDuration: count(form.minDuration || undefined, 'Minimum time', false, problems),
-    minStatements: count(form.minStatements || undefined, 'Minimum SQL statements', true, problems),
-    nPlusOne: form.nPlusOne === '1' ? true : undefined,
     limit: Number(form.limit)
   }
+  // the Database panel's figure, and any panel's N+1 flag
+  const minStatements = count(form.minStatements || undefined, 'Minimum SQL statements', true, problems)
+  const figures: FigureFilter[] = []
+  if (minStatements !== undefined) figures.push({ panel: 'db', figure: 'statements', min: minStatements })
+  if (form.nPlusOne === '1') figures.push({ figure: 'nPlusOne' })
+  if (figures.length > 0) filter.figures = figures
   return { filter, form, problems }
 }
 
-export function searchPage (results: readonly ProfileSummary[], form: Record<string, string>, stored: number, dropped = 0, problems: readonly string[] = []): PageModel {
+export function searchPage (results: readonly ProfileSummary[], form: Record<string, string>, stored: number, dropped = 0, problems: readonly string[] = [], label?: PanelLabel): PageModel {
   return {
     title: 'Profiler: search',
     contentPartial: 'search',
@@ -176,7 +170,7 @@ export function searchPage (results: readonly ProfileSummary[], form: Record<str
     kinds: BUILT_IN_KINDS,
     problems,
     methods: ['', 'GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].map((m) => ({ value: m, label: m === '' ? 'any' : m, selected: m === form.method.toUpperCase() })),
-    results: results.map(summaryRow),
+    results: results.map((summary) => summaryRow(summary, label)),
     count: results.length,
     stored,
     dropped

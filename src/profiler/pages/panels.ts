@@ -35,6 +35,9 @@ export class Panels {
 
   constructor (private readonly collectors: () => ReadonlyArray<Collector<unknown>>, private readonly blocks: BlockRenderer) {}
 
+  /** A panel's name as search results name it: its label in lower case (its name when no collector has it). */
+  readonly label = (name: string): string => this.resolve(name)?.label.toLowerCase() ?? name
+
   /** The collector `name` (or one of its aliases) opens, if any. */
   resolve (name: string): Collector<unknown> | undefined {
     return this.collectors().find((collector) => collector.name === name || collector.aliases?.includes(name) === true)

@@ -9,6 +9,8 @@
 import type { Clock } from '../../clock.js'
 import type { Profile, ProfileSummary } from '../profile.js'
 import type { ProfileFilter, ProfileStorage } from './storage.js'
+// the panels' data types (`profile.collected.db`…) for an app that imports this subpath alone
+export type {} from '../augmentations.js'
 
 /** What the suite asks of a test runner: tap's `t` has it. */
 export interface ContractTest {

@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache'
 import type { Clock } from '../../clock.js'
 import { lruCacheClock, systemClock } from '../../clock.js'
 import type { Profile, ProfileSummary } from '../profile.js'
-import { summarize } from '../profile.js'
+import { summarize, upgradeSummary } from '../profile.js'
 import type { Recording } from '../recording.js'
 import type { ProfileFilter, RecordingBuilder, RecordingKeeper } from './storage.js'
 import { LocalTokens, selectSummaries } from './storage.js'
@@ -17,7 +17,7 @@ interface Entry {
   profile: Profile | undefined
   /** made once, when first listed */
   summary: ProfileSummary | undefined
-  /** the summary with the figures only a built profile tells (statements, likely N+1): made once, when first asked */
+  /** the summary with the figures only a built profile tells (its panels'): made once, when first asked */
   figured: ProfileSummary | undefined
   /** an estimate of what it holds, in bytes: what `maxBytes` counts */
   size: number
@@ -95,15 +95,15 @@ export class MemoryProfileStorage implements RecordingKeeper {
     if (entry === undefined || this.expired(entry)) return undefined
     if (entry.recording !== undefined && this.builder !== undefined) return this.builder.profile(entry.recording)
     // a copy, as JSON would give it: a page may annotate what it reads
-    return entry.profile === undefined ? undefined : JSON.parse(JSON.stringify(entry.profile)) as Profile
+    return entry.profile === undefined ? undefined : upgradeSummary(JSON.parse(JSON.stringify(entry.profile)) as Profile)
   }
 
   async find (filter: ProfileFilter = {}): Promise<ProfileSummary[]> {
     // the most recently kept first: profiles of the same millisecond stay newest first (the sort is stable)
     const now = this.clock.now()
-    // a recording's figures (statements, likely N+1) are those of its built profile: built only
-    // when a filter needs them, and for the summaries given (the search page shows them)
-    const figures = filter.minStatements !== undefined || filter.nPlusOne === true
+    // a recording's figures (its panels': statements, likely N+1…) are those of its built
+    // profile: built only when a filter needs them, and for the summaries given (the search page shows them)
+    const figures = filter.figures !== undefined && filter.figures.length > 0
     const summaries: ProfileSummary[] = []
     const entries = new Map<ProfileSummary, Entry>()
     for (const entry of this.cache.values()) {

@@ -1,4 +1,4 @@
-import type { Profile, ProfileSummary } from '../profile.js'
+import type { Profile, ProfileFigures, ProfileSummary } from '../profile.js'
 import type { Recording } from '../recording.js'
 import { randomInt } from 'node:crypto'
 import { isBrowserOwnRequest } from '../browser-requests.js'
@@ -25,14 +25,37 @@ export interface ProfileFilter {
   end?: number
   /** the request took this long or longer (ms) */
   minDuration?: number
-  /** the app ran this many SQL statements or more (profiles that do not say, older ones, never match) */
-  minStatements?: number
-  /** a panel flagged a likely N+1 (database, cache, HTTP client) */
-  nPlusOne?: boolean
+  /**
+   * the panels' figures (`ProfileSummary.figures`), each given must match: a number figure at
+   * least `min`, a flag true (`{ panel: 'db', figure: 'statements', min: 3 }`; `{ figure:
+   * 'nPlusOne' }`: any panel's). Profiles that do not say (older ones, or their panel was off)
+   * never match
+   */
+  figures?: FigureFilter[]
   /** pages only: the browser's own requests (favicon, source maps, static assets) left out */
   pages?: boolean
   /** most summaries given, the newest; default 50 */
   limit?: number
+}
+
+/** One filter on the panels' figures (see ProfileFilter.figures). */
+export interface FigureFilter {
+  /** the collector whose figure it is; absent: any panel's */
+  panel?: string
+  /** the figure's name (`statements`, `nPlusOne`) */
+  figure: string
+  /** for a number figure: at least this (default 1); a flag must be true */
+  min?: number
+}
+
+/** Whether a summary's figures match one figure filter. */
+export function matchesFigure (figures: ProfileFigures | undefined, wanted: FigureFilter): boolean {
+  if (figures === undefined) return false
+  const panels = wanted.panel === undefined ? Object.values(figures) : [figures[wanted.panel]]
+  return panels.some((panel) => {
+    const value = panel?.[wanted.figure]
+    return typeof value === 'number' ? value >= (wanted.min ?? 1) : value === true
+  })
 }
 
 /**
@@ -143,8 +166,7 @@ export function matchesFilter (summary: ProfileSummary, filter: ProfileFilter): 
   if (filter.start !== undefined && summary.time < filter.start) return false
   if (filter.end !== undefined && summary.time > filter.end) return false
   if (filter.minDuration !== undefined && !(summary.duration >= filter.minDuration)) return false
-  if (filter.minStatements !== undefined && !(typeof summary.statements === 'number' && summary.statements >= filter.minStatements)) return false
-  if (filter.nPlusOne === true && !(Array.isArray(summary.nPlusOne) && summary.nPlusOne.length > 0)) return false
+  if (filter.figures !== undefined && !filter.figures.every((wanted) => matchesFigure(summary.figures, wanted))) return false
   if (filter.pages === true && isBrowserOwnRequest(summary.url)) return false
   return true
 }

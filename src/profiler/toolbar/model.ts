@@ -3,12 +3,6 @@ import type { Panels } from '../pages/panels.js'
 import { PROFILER_PATH } from '../recording.js'
 import { BROWSER_OWN_PATH } from '../browser-requests.js'
 
-/** The toolbar's "profile the next request" button: where it posts, and whether this browser is armed. */
-export interface NextRequestButton {
-  url: string
-  armed: boolean
-}
-
 export interface ToolbarVersions {
   kernel: string
   fastify: string
@@ -17,10 +11,10 @@ export interface ToolbarVersions {
 
 /**
  * What the web debug toolbar shows of one profile (`templates/profiler/toolbar.hbs`): each
- * collector's item, then the links to every panel and the versions, and the "profile the next
- * request" button.
+ * collector's item, then the links to every panel and the versions, and what the integrations
+ * add for the request (`extra`: the CPU profile's "profile the next request" button).
  */
-export function toolbarModel (profile: Profile, panels: Panels, versions: ToolbarVersions, nextRequest?: NextRequestButton): Record<string, unknown> {
+export function toolbarModel (profile: Profile, panels: Panels, versions: ToolbarVersions, extra: Record<string, unknown> = {}): Record<string, unknown> {
   const available = panels.available(profile)
   const base = `${PROFILER_PATH}/${profile.token}`
   return {
@@ -30,7 +24,7 @@ export function toolbarModel (profile: Profile, panels: Panels, versions: Toolba
     // the page's later requests the toolbar lists leave out the browser's own (its script reads this)
     skipPattern: BROWSER_OWN_PATH.source,
     versions,
-    nextRequest,
+    ...extra,
     panels: available.map((collector) => ({ name: collector.name, label: collector.label, href: `${base}?panel=${encodeURIComponent(collector.name)}` }))
   }
 }

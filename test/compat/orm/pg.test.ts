@@ -20,7 +20,7 @@ import type { FastifyInstance } from 'fastify'
 import { createKernelApp } from '../../../index.js'
 import { profiled } from '../../profiler/helpers.js'
 import { TestPostgres } from '../../postgres/server.js'
-import type { DbStatementRecord } from '../../../src/profiler/collectors/db.js'
+import type { DbStatementRecord } from '../../../src/profiler/panels/db/collector.js'
 
 const postgres = await TestPostgres.start(t)
 const setup = new pg.Client({ connectionString: postgres.url })

@@ -23,9 +23,9 @@ import { createKernelApp } from '../../../index.js'
 import { profiled } from '../helpers.js'
 import { TestPostgres } from '../../postgres/server.js'
 import { TestMariaDb } from '../../mariadb/server.js'
-import { ExplainFailure, explain, explainable, setExplainTimeout } from '../../../src/profiler/io/explain.js'
-import type { ExplainVia } from '../../../src/profiler/io/explain.js'
-import { singleReadProblem, statementCount } from '../../../src/profiler/io/sql-statements.js'
+import { ExplainFailure, explain, explainable, setExplainTimeout } from '../../../src/profiler/panels/db/explain.js'
+import type { ExplainVia } from '../../../src/profiler/panels/db/explain.js'
+import { singleReadProblem, statementCount } from '../../../src/profiler/panels/db/sql-statements.js'
 
 const postgres = await TestPostgres.start(t)
 const mariadb = await TestMariaDb.start(t)

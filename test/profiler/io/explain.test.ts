@@ -15,7 +15,7 @@ import { createKernelApp } from '../../../index.js'
 import { page, profiled } from '../helpers.js'
 import { TestPostgres } from '../../postgres/server.js'
 import { TestMariaDb } from '../../mariadb/server.js'
-import { forgetExplainables } from '../../../src/profiler/io/explain.js'
+import { forgetExplainables } from '../../../src/profiler/panels/db/explain.js'
 
 const postgres = await TestPostgres.start(t)
 const mariadb = await TestMariaDb.start(t)

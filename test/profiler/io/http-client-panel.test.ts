@@ -9,9 +9,9 @@ import { createServer, get, request as httpRequest } from 'node:http'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { gzipSync } from 'node:zlib'
 import { createKernelApp } from '../../../index.js'
-import { MAX_BODY } from '../../../src/profiler/io/http-body.js'
-import { curlCommand, shellQuote } from '../../../src/profiler/io/curl.js'
-import { page, profiled } from '../helpers.js'
+import { MAX_BODY } from '../../../src/profiler/panels/http-client/http-body.js'
+import { curlCommand, shellQuote } from '../../../src/profiler/panels/http-client/curl.js'
+import { flaggedPanels, page, profiled } from '../helpers.js'
 
 const SECRET_BODY = { user: 'ada', password: 'hunter2', nested: { api_token: 't-123', shown: 'yes' } }
 
@@ -175,7 +175,7 @@ t.test('calls to one URL shape 3 times or more (ids in the path, values of the q
   })
   t.teardown(() => app.close())
   const { profile, token } = await profiled(app, { url: '/books' })
-  t.same(profile.nPlusOne, ['http_client'])
+  t.same(flaggedPanels(profile, 'nPlusOne'), ['http_client'])
   const panel = (await page(app, `/_profiler/${token}?panel=http_client`)).body
   t.match(panel, new RegExp(`<table id="http-n-plus-one">[\\s\\S]*?<td>3</td><td>3</td><td class="mono">[\\d.]+</td><td class="mono">GET ${base.replace(/\./g, '\\.')}/books/\\{id\\}/reviews\\?lang&#x3D;</td>`), 'the shape, its calls and its different URLs')
   t.match(panel, /GET http:\/\/127\.0\.0\.1:\d+\/authors\/\{id\}<\/td>/, 'ObjectIds too, fetch and node:http alike')

@@ -4,8 +4,8 @@
  * plain reads that EXPLAIN may be asked of.
  */
 import t from 'tap'
-import { analyzeSql, isPlainRead } from '../../../src/profiler/io/sql.js'
-import { runnableSql, sqlLiteral } from '../../../src/profiler/io/sql-runnable.js'
+import { analyzeSql, isPlainRead } from '../../../src/profiler/panels/db/sql.js'
+import { runnableSql, sqlLiteral } from '../../../src/profiler/panels/db/sql-runnable.js'
 
 const runnable = (sql: string, system: string, values: unknown, secret: (name: string | number | undefined) => boolean = () => false): string | undefined =>
   runnableSql(sql, analyzeSql(sql, system), system, values, (slot) => secret(slot.name ?? slot.index))

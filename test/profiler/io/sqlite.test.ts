@@ -11,7 +11,7 @@ import { isBuiltin } from 'node:module'
 import Database from 'better-sqlite3'
 import { createKernelApp } from '../../../index.js'
 import { profiled } from '../helpers.js'
-import { hasNodeSqlite } from '../../../src/profiler/io/sqlite.js'
+import { hasNodeSqlite } from '../../../src/profiler/panels/db/sqlite.js'
 
 // opened before the kernel exists, its statements prepared then too
 const db = new Database(':memory:')

@@ -1,0 +1,13 @@
+import type { ProfilerIntegration } from '../../integration.js'
+import { listenToDumps, settleDumps } from './dump.js'
+import { dumpCollector } from './collector.js'
+
+/** The Dumps panel: what a unit `dump()`ed (a no-op while no profiler is alive), where in the app's code. */
+export const dump: ProfilerIntegration = {
+  name: 'dump',
+  channels: [{ instrument: listenToDumps }],
+  setup: ({ profiler }) => ({
+    extensions: [{ name: 'dumps', end (_recording, context) { settleDumps(context, profiler.origins) } }],
+    collectors: [dumpCollector(profiler.origins)]
+  })
+}
