@@ -6,6 +6,7 @@ import { IN_FLIGHT_WAIT_MS, settleWithin } from '../../instrument/in-flight.js'
 import { nodemailerInstrumentation } from './nodemailer.js'
 import type { SentMails } from './nodemailer.js'
 import { mailCollector } from './collector.js'
+import { boundedValue } from '../../bounded-value.js'
 import { MAIL_REMOTE_POLICY } from './remote-policy.js'
 import { POLICY_HEADERS } from '../../pages/page-policy.js'
 
@@ -34,6 +35,19 @@ async function buildUnread (mails: SentMails): Promise<void> {
  */
 export const mailExtension: RecordingExtension = {
   name: 'mail',
+  // what a memory storage counts of the unit: what the app gave each message (its bodies and
+  // attachments); the raw message is counted as it is read (the recording's retainedBytes)
+  held (context, count) {
+    for (const sent of context.get('sentMails')?.messages ?? []) count(sent.mail?.data)
+  },
+  // a unit holding too much: a message given large bodies or attachments keeps them cut, and
+  // lets its compiled tree go (it holds the attachments again); the panel shows what the app gave
+  shrink (context) {
+    for (const sent of context.get('sentMails')?.messages ?? []) {
+      const bounded = boundedValue(sent.mail?.data)
+      if (sent.mail !== undefined && bounded.cut) sent.mail = { data: bounded.value as Record<string, unknown>, message: null }
+    }
+  },
   end (_recording, context) {
     const mails = context.get('sentMails')
     if (mails === undefined) return undefined
