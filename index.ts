@@ -51,7 +51,7 @@ export type { Collector, CollectedData, FinishedRequest, FinishedUnit, RecordedU
 export type { ProfilerOptions } from './src/profiler/options.js'
 export type { Profile, ProfileSummary } from './src/profiler/profile.js'
 // an app's own profiler integration (`profiler.integrations`: its capture, panel and routes; docs/getting-started.md)
-export type { ProfilerIntegration, IntegrationContext, IntegrationParts, IntegrationProfiler, ProfilerRoute, ProfilerRouteKit, SpanHandling } from './src/profiler/integration.js'
+export type { ProfilerIntegration, IntegrationContext, IntegrationParts, IntegrationProfiler, ProfilerRoute, ProfilerRouteKit, PanelScript, SpanHandling } from './src/profiler/integration.js'
 export type { ChannelSubscription } from './src/profiler/instrument/channels.js'
 export type { ModuleInstrumentation } from './src/profiler/instrument/modules.js'
 export type { InstrumentedCopy } from './src/profiler/instrument/notices.js'

@@ -80,6 +80,10 @@ export async function registerProfilerController (app: FastifyInstance, kernel: 
     return reply.header('content-security-policy', profilerPagePolicy(nonces)).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(html)
   }
 
+  // the integrations' page scripts, each loaded by its panel's pages
+  const panelScripts = integrations.scripts.map((script) => ({ ...script, path: `${PROFILER_PATH}${script.path}` }))
+  const scriptsOf = (panel: string): string[] => panelScripts.filter((script) => script.panel === panel).map((script) => script.path)
+
   async function showProfile (profile: Profile, query: unknown, reply: FastifyReply): Promise<FastifyReply> {
     const requested = lastQueryValue((query as Record<string, unknown> | undefined)?.panel)
     const named = typeof requested === 'string' && requested !== '' ? requested : panels.defaultPanel(profile)
@@ -89,7 +93,7 @@ export async function registerProfilerController (app: FastifyInstance, kernel: 
     }
     const all = await read(storage.find({ limit: profiler.options.maxProfiles }))
     const children = await read(storage.find({ parent: profile.token, limit: 50 }))
-    return page(reply, profilePage(profile, collector, panels, neighboursOf(profile.token, all), children.reverse()))
+    return page(reply, { ...profilePage(profile, collector, panels, neighboursOf(profile.token, all), children.reverse()), panelScripts: scriptsOf(collector.name) })
   }
 
   // hidden from @fastify/swagger's documentation, like @fastify/cors's own route
@@ -162,11 +166,14 @@ export async function registerProfilerController (app: FastifyInstance, kernel: 
     return showProfile(profile, request.query, reply)
   })
 
-  // the pages' script (their copy buttons): a file of its own, as the page's policy wants
-  const script = readProfilerScript()
-  app.get(PROFILER_SCRIPT, config('_profiler_script'), async function profilerScript (_request, reply) {
-    return reply.header('cache-control', 'max-age=600, private').type('text/javascript; charset=utf-8').send(script)
-  })
+  // the pages' scripts (their copy buttons, the phone's menu; a panel's, as the CPU panel's flame
+  // graph): files of their own, as the page's policy wants
+  for (const { path, name, file } of [{ path: PROFILER_SCRIPT, name: '_profiler_script', file: undefined }, ...panelScripts]) {
+    const script = readProfilerScript(file)
+    app.get(path, config(name), async function profilerScript (_request, reply) {
+      return reply.header('cache-control', 'max-age=600, private').type('text/javascript; charset=utf-8').send(script)
+    })
+  }
 
   // the web debug toolbar's routes, answering as Symfony's ProfilerController::toolbarAction
   const versions = { kernel: packageVersion, fastify: app.version, node: process.versions.node }

@@ -122,7 +122,7 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, pr
   kernel.tracksAsyncContext = true
   kernel.errorPageExtensions.push(profiler.requests.errorPage)
   if (profilerOptions.toolbar) {
-    kernel.subscribe([subscription(Stage.RESPONSE, Priority.WEB_DEBUG_TOOLBAR, 'web debug toolbar', new WebDebugToolbar(profiler.admission.admits).listener)], 'profiler')
+    kernel.subscribe([subscription(Stage.RESPONSE, Priority.WEB_DEBUG_TOOLBAR, 'web debug toolbar', new WebDebugToolbar(profiler.admission.admits, profilerOptions.toolbarAjaxReplace).listener)], 'profiler')
   }
 
   // the panels: the built-in ones not switched off, then the app's; features (session, security,

@@ -32,3 +32,18 @@ export function profilerOf (app: FastifyInstance): Profiler {
   if (!app.kernelProfiler.enabled) throw new Error('no profiler runs in this app')
   return app.kernelProfiler as Profiler
 }
+
+/**
+ * A page without its source excerpts: the excerpts show the app's own code around each frame, and
+ * which frames a stack holds depends on the Node line (Node 26 keeps the test's own `inject()` call
+ * in an async stack, so a test file's lines, literals included, can be shown). Assertions that a
+ * page says nothing of something look at what the page says, not at the code it quotes.
+ */
+export function withoutExcerpts (html: string): string {
+  return html.replace(/<pre class="excerpt">[\s\S]*?<\/pre>/g, '')
+}
+
+/** A stored profile as text, without the source excerpts its exception frames keep (see withoutExcerpts). */
+export function profileText (profile: unknown): string {
+  return JSON.stringify(profile, (key, value: unknown) => key === 'excerpt' ? undefined : value)
+}

@@ -62,8 +62,12 @@ export interface ProfilerOptions {
    * case-insensitive); the debug error page masks with the same policy
    */
   redact?: { names?: string[], pattern?: string }
-  /** the web debug toolbar injected into HTML pages (default true) */
-  toolbar?: boolean
+  /**
+   * the web debug toolbar injected into HTML pages (default true); `{ ajaxReplace: true }`, as
+   * Symfony 7.3's `ajax_replace`: each fetch()/XHR response of the page says
+   * `X-Debug-Toolbar-Replace: 1`, and the toolbar then shows that request's profile
+   */
+  toolbar?: boolean | { ajaxReplace?: boolean }
   /**
    * most spans (HTTP calls, SQL statements, Redis commands, renders, the app's own) kept in one
    * profile (default 1000); beyond it they are counted, not kept
@@ -113,6 +117,8 @@ export interface ResolvedProfilerOptions {
   saveBudget: number
   keepPerSecond: number
   toolbar: boolean
+  /** the toolbar takes the profile of the page's latest fetch()/XHR (its response says so) */
+  toolbarAjaxReplace: boolean
   maxSpans: number
   thresholds: Thresholds
   origins: boolean
@@ -150,7 +156,7 @@ const schema = {
     allowedHosts: { type: 'array', items: { type: 'string', minLength: 1 } },
     saveBudget: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
     keepPerSecond: { type: 'integer', minimum: 0 },
-    toolbar: { type: 'boolean' },
+    toolbar: { anyOf: [{ type: 'boolean' }, { type: 'object', additionalProperties: false, properties: { ajaxReplace: { type: 'boolean' } } }] },
     maxSpans: { type: 'integer', minimum: 0, maximum: 100_000 },
     origins: { type: 'boolean' },
     // each name is checked against the built-in panels' (resolveProfilerOptions' `builtIns`)
@@ -283,7 +289,8 @@ export function resolveProfilerOptions (given: boolean | ProfilerOptions | Recor
     redactPattern,
     saveBudget: o.saveBudget ?? 0.05,
     keepPerSecond: o.keepPerSecond ?? 200,
-    toolbar: o.toolbar ?? true,
+    toolbar: o.toolbar !== false,
+    toolbarAjaxReplace: typeof o.toolbar === 'object' && o.toolbar.ajaxReplace === true,
     maxSpans: o.maxSpans ?? 1000,
     thresholds: { ...DEFAULT_THRESHOLDS, ...o.thresholds },
     origins: o.origins ?? true,

@@ -60,7 +60,7 @@ if (chromiumAvailable(t)) {
     })
     await client.hset('user:7', 'name', 'Ada Lovelace')
 
-    const app = await buildApp({ debug: true }, {}, (app) => {
+    const app = await buildApp({ debug: true }, { pluginTimeout: 120_000 }, (app) => {
       // helmet's defaults: default-src 'self', script-src 'self', img-src 'self' data:, style-src 'self' https: 'unsafe-inline'
       app.register(helmet)
       app.get('/favicon.ico', async (_request, reply) => reply.code(204).send())

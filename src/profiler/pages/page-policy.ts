@@ -2,10 +2,11 @@ import type { CspNonces } from '../../http/csp.js'
 
 /**
  * The Content-Security-Policy of the profiler's own pages, sent whatever the app's policy is (none,
- * helmet's, a looser one): nothing is loaded from anywhere but the profiler itself. Its script and
- * stylesheet by nonce; style attributes allowed (the timeline's bars are placed by them: CSS can
- * fetch nothing that img-src and font-src refuse); images from the profiler and `data:`; forms
- * and frames to itself; no `<base>`; never framed by another site.
+ * helmet's, a looser one): nothing is loaded from anywhere but the profiler itself. Its scripts by
+ * nonce; inline styles allowed (the pages' own carry a nonce and no style attribute, but a mail's
+ * HTML keeps its own styles in its frame: CSS can fetch nothing that img-src and font-src refuse);
+ * images from the profiler and `data:`; forms and frames to itself; no `<base>`; never framed by
+ * another site.
  *
  * A mail's HTML is shown in a sandboxed `srcdoc` frame, which inherits this policy: its remote
  * images (tracking pixels), stylesheets, fonts and frames are not fetched.

@@ -40,7 +40,6 @@ function summaryRow (summary: ProfileSummary, label: PanelLabel = (name) => name
   }
 }
 
-/** A stored profile, one panel shown; `collector`'s panel is known to be available. */
 /**
  * A stored profile, one panel shown; `collector`'s panel is known to be available. `children`:
  * the units recorded as part of it (a job it ran or queued, a request it injected).
@@ -57,6 +56,7 @@ export function profilePage (profile: Profile, collector: Collector<unknown>, pa
     next: neighbours.next === undefined ? null : `${BASE}/${neighbours.next}?panel=${panel}`,
     menu: panels.menu(profile, panel),
     panel,
+    panelLabel: collector.label,
     panelHtml: panels.panelHtml(profile, collector)
   }
 }
