@@ -12,6 +12,7 @@ import type { ProfilerRouteMark } from '../src/profiler/request-recording.js'
 import { PROFILER_PATH, TOOLBAR_PATH } from '../src/profiler/recording.js'
 import { packageVersion } from '../src/config/paths.js'
 import { responseNonces } from '../src/kernel/listeners/csp-nonces.js'
+import { generateNonces } from '../src/http/csp.js'
 import { TOOLBAR_ASSETS, readToolbarAsset } from '../src/profiler/toolbar/toolbar.js'
 import { toolbarModel } from '../src/profiler/toolbar/model.js'
 import type { Profile } from '../src/profiler/profile.js'
@@ -23,6 +24,7 @@ import { registerCaptureSwitch } from './profiler-capture.js'
 import type { PageModel } from '../src/profiler/pages/pages.js'
 import { lastQueryValue, neighboursOf, noProfilesPage, parseFilter, profilePage, searchPage, tokenNotFoundPage } from '../src/profiler/pages/pages.js'
 import { PROFILER_SCRIPT, readProfilerScript } from '../src/profiler/pages/script.js'
+import { POLICY_HEADERS, profilerPagePolicy } from '../src/profiler/pages/page-policy.js'
 import { symfonySearchLocation } from '../src/profiler/pages/symfony-search.js'
 import { sendKernelResponse } from './kernel-response.js'
 import { compareProblemPage, comparePage } from '../src/profiler/pages/compare.js'
@@ -73,15 +75,15 @@ export async function registerProfilerController (app: FastifyInstance, kernel: 
   }
 
   async function page (reply: FastifyReply, model: PageModel): Promise<FastifyReply> {
-    // the pages' script and stylesheet run under the app's policy too: with the response's nonces
+    // the pages' script and stylesheet run with the response's nonces, under the profiler's own
+    // policy whatever the app's is: a page (a mail's frame) loads nothing from anywhere else
     const context = reply.request.kernel
-    if (context !== undefined) {
-      const nonces = responseNonces(context, reply)
-      model.scriptNonce = nonces.script
-      model.styleNonce = nonces.style
-    }
+    const nonces = context === undefined ? generateNonces() : responseNonces(context, reply)
+    model.scriptNonce = nonces.script
+    model.styleNonce = nonces.style
     const html = await render('profiler/layout.hbs', model)
-    return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(html)
+    for (const name of POLICY_HEADERS) reply.removeHeader(name)
+    return reply.header('content-security-policy', profilerPagePolicy(nonces)).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(html)
   }
 
   // the integrations' page scripts, each loaded by its panel's pages

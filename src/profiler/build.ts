@@ -8,6 +8,7 @@ import type { Recording } from './recording.js'
 import { REQUEST_KIND } from './unit.js'
 import type { PanelReader } from './findings.js'
 import { flagsOf } from './flags.js'
+import { boundProfile } from './profile-bound.js'
 
 const MAX_URL = 8192
 
@@ -56,9 +57,13 @@ export function buildProfile (kernel: Kernel, recording: Recording, failed: (col
   const collected = kernel.collectRecorded({ kind: recording.kind, name: recording.name ?? '', context: recording.context, aborted: recording.aborted, request: recording.request }, recording.live, failed)
   const profile: Profile = { version: 2, ...summaryOf(kernel, recording), aborted: recording.aborted, collected }
   addFigures(kernel, profile)
-  // what the panels' readers flag (an exception, error logs, a likely N+1…), for the search's filters
+  if (recording.cut !== undefined) profile.cut = recording.cut
+  // what the panels' readers flag (an exception, error logs, a likely N+1…), for the search's
+  // filters: read from the whole profile, before it is bounded
   const flags = flagsOf(profile, readers)
   if (flags.length > 0) profile.flags = flags
+  // bounded before any storage gets it (and before a page shows it)
+  boundProfile(profile)
   return profile
 }
 

@@ -8,6 +8,8 @@ export interface Profile extends ProfileSummary {
   aborted: boolean
   /** what each collector collected for the request, by collector name */
   collected: Partial<CollectedData> & Record<string, unknown>
+  /** the profile was larger than a profile may be, and was cut: what was done (profile-bound.ts) */
+  cut?: string
 }
 
 export function summarize (profile: ProfileSummary): ProfileSummary {

@@ -8,6 +8,19 @@ export const PROFILER_PATH = '/_profiler'
 export const TOOLBAR_PATH = '/_wdt'
 
 /**
+ * Something that keeps values the app gave (a mail's body, a job's data) with a recording, in
+ * the unit's state, until its profile is read: a memory storage counts them and, when a
+ * recording holds more than it lets one, has them cut (recording-size.ts). A panel's recording
+ * extension is one (`RecordingExtension`).
+ */
+export interface RecordingHolder {
+  /** hands each value it keeps for the unit to `count` (what two values share is counted once) */
+  held?(context: KernelContext, count: (value: unknown) => void): void
+  /** cuts its large values in place, each marked where its panel shows it (bounded-value.ts) */
+  shrink?(context: KernelContext): void
+}
+
+/**
  * What the profiler keeps about a unit of work (an HTTP request, a job, a command…): recorded
  * while it runs, kept as it ended (what it did, references to what it allocated anyway), and
  * built into a profile only when that is read, or written by a storage that leaves the process.
@@ -33,6 +46,10 @@ export class Recording {
   stack: string | undefined
   /** the redirect the browser followed to this request (Symfony's `sf_redirect`) */
   redirect: RedirectOrigin | undefined
+  /** it held too much to be kept whole and was cut (recording-size.ts): what its profile says of it */
+  cut: string | undefined
+  /** what keeps values of the app's with it in the unit's state (a panel's mails, jobs, dumps): counted and cut with it (recording-size.ts) */
+  holders: readonly RecordingHolder[] = []
 
   /**
    * @param kind `request`, or what `record()` was given

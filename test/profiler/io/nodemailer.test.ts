@@ -77,7 +77,7 @@ t.test('a message sent over SMTP during a request: the mail panel, the .eml as t
   t.equal((await page(app, '/_profiler/abcdef/mail/1.eml')).statusCode, 404)
 
   const html = (await page(app, `/_profiler/${token}?panel=mail`)).body
-  t.match(html, '<iframe class="mail-preview" sandbox="" referrerpolicy="no-referrer"', 'the HTML in a sandboxed frame: no script, no same origin')
+  t.match(html, /<iframe class="mail-preview" name="mail-frame-1" sandbox="" referrerpolicy="no-referrer"/, 'the HTML in a sandboxed frame: no script, no same origin')
   t.match(html, 'srcdoc="&lt;h1 style&#x3D;&quot;color: #1d5fa8&quot;&gt;Hello Bob', 'its HTML escaped into the attribute')
   t.notMatch(html, '<script>window.__pwned', 'never as markup of the page')
   t.match(html, `<a href="/_profiler/${token}/mail/1.eml" class="eml" download>Download .eml</a>`)

@@ -9,7 +9,7 @@ import { isSameOrigin } from '../../pages/same-origin.js'
 import { DB, dbChannels, formatDbSpan, settleDbSpan } from './capture.js'
 import { pgChannels, pgInstrumentation, pgPoolInstrumentation } from './pg.js'
 import { betterSqlite3Instrumentation, sqliteChannels } from './sqlite.js'
-import { ExplainRefusal, explain } from './explain.js'
+import { ExplainFailure, ExplainRefusal, explain } from './explain.js'
 import { dbCollector } from './collector.js'
 import { dbReader } from './findings.js'
 
@@ -60,9 +60,10 @@ export const db: ProfilerIntegration = {
           try {
             return await kit.page(reply, explainPage(profile, statement, await explain(id)))
           } catch (error) {
-            if (error instanceof ExplainRefusal) return kit.page(reply.code(error.statusCode), explainPage(profile, statement, { message: error.message }))
-            // the database's own answer (a syntax it refuses, a table since dropped): shown as such
-            return kit.page(reply, explainPage(profile, statement, { message: `The database answered: ${(error as Error).message}` }))
+            if (error instanceof ExplainRefusal) return kit.page(reply.code(error.statusCode).headers(error.headers), explainPage(profile, statement, { message: error.message }))
+            // the database's own answer (a syntax it refuses, a table since dropped), its secret values masked
+            if (error instanceof ExplainFailure) return kit.page(reply, explainPage(profile, statement, { message: `The database answered: ${error.message}` }))
+            throw error
           }
         }
       }]

@@ -8,7 +8,12 @@ export const dump: ProfilerIntegration = {
   name: 'dump',
   channels: [{ instrument: listenToDumps }],
   setup: ({ profiler }) => ({
-    extensions: [{ name: 'dumps', end (_recording, context) { settleDumps(context, profiler.origins) } }],
+    extensions: [{
+      name: 'dumps',
+      end (_recording, context) { settleDumps(context, profiler.origins) },
+      // what a memory storage counts of the unit: the dumped values (each bounded as it was dumped)
+      held (context, count) { count(context.get('dumps')?.dumps) }
+    }],
     collectors: [dumpCollector(profiler.origins)],
     readers: [dumpReader]
   })
