@@ -12,9 +12,15 @@ import { integrationProblems } from './integration.js'
 import type { ProfilerIntegration } from './integration.js'
 import { DEFAULT_THRESHOLDS } from './thresholds.js'
 import type { Thresholds } from './thresholds.js'
+import { CAPTURE_GUARD_SCHEMA, resolveCaptureGuards } from './guards/options.js'
+import type { CaptureGuardOptions, ResolvedCaptureGuards } from './guards/options.js'
 
-/** Options of the web profiler: `app.register(kernel, { debug: true, profiler: { ... } })`. */
-export interface ProfilerOptions {
+/**
+ * Options of the web profiler: `app.register(kernel, { debug: true, profiler: { ... } })`; the
+ * capture guards' (`excludedPaths`, `excludedHttpCodes`, `keepExceptions`, `maxEventLoopDelay`)
+ * are described in `guards/options.ts`.
+ */
+export interface ProfilerOptions extends CaptureGuardOptions {
   /**
    * where profiles are kept: `memory` (bounded LRU, the plugin's default; per process), `file`
    * (one process per folder), `redis` (shared by every process; needs `redis.client`), or the
@@ -105,6 +111,8 @@ export interface ResolvedProfilerOptions {
   /** a built-in storage's name, or the app's own storage */
   storage: BuiltInStorage | ProfileStorage
   capture: CaptureMode
+  /** what keeps a profiler left on cheap: exclusions, kept exceptions, the lag pause */
+  guards: ResolvedCaptureGuards
   directory: string
   redis: { client: RedisCommands, prefix?: string, commandTimeoutMs: number } | undefined
   maxProfiles: number
@@ -147,6 +155,7 @@ const schema = {
     storage: { type: ['string', 'object'], if: { type: 'string' }, then: { enum: ['memory', 'file', 'redis'] } },
     // checked by captureMode(), which names the forms it takes
     capture: {},
+    ...CAPTURE_GUARD_SCHEMA,
     directory: { type: 'string', minLength: 1 },
     redis: REDIS_CLIENT_OPTIONS_SCHEMA,
     maxProfiles: { type: 'integer', minimum: 1, maximum: 1_000_000 },
@@ -278,6 +287,7 @@ export function resolveProfilerOptions (given: boolean | ProfilerOptions | Recor
   return {
     storage: o.storage ?? 'memory',
     capture: capture as CaptureMode,
+    guards: resolveCaptureGuards(o),
     directory: o.directory ?? 'var/profiler',
     redis: o.redis === undefined ? undefined : { client: o.redis.client, ...(o.redis.prefix === undefined ? {} : { prefix: o.redis.prefix }), commandTimeoutMs: o.redis.commandTimeout ?? 500 },
     maxProfiles: o.maxProfiles ?? DEFAULT_MAX_PROFILES,

@@ -22,6 +22,7 @@ import type { Recording } from './recording.js'
 import { keepsRecordings } from './storage/storage.js'
 import { checkedUnit } from './unit.js'
 import { CapturePolicy } from './capture.js'
+import { CaptureGuards } from './guards/guards.js'
 import type { UnitOfWork } from './unit.js'
 import type { KernelProfiler, ProfiledResponse } from './kernel-profiler.js'
 
@@ -48,6 +49,8 @@ export class Profiler implements KernelProfiler {
   readonly requests: RequestRecording
   /** which units are recorded (the `capture` option) */
   readonly capture: CapturePolicy
+  /** what keeps a profiler left on cheap: exclusions, kept exceptions, the lag pause (closed with the app) */
+  readonly guards: CaptureGuards
   /** the panels of the kernel's collectors (each profile's menu, badges and toolbar items) */
   panels: Panels | undefined
   /** where spans and dumps were started in the app's code, resolved when profiles are built */
@@ -73,7 +76,8 @@ export class Profiler implements KernelProfiler {
     this.origins = new OriginResolver(kernel.sources)
     this.recorder = new Recorder(this.saves, options.maxSpans, options.origins ? this.origins : undefined, (ended, recording) => kernel.collectLive(ended, failed(recording)), log)
     this.capture = new CapturePolicy(options.capture)
-    this.requests = new RequestRecording(this.recorder, this.admission, this.logCapture, kernel, this.capture)
+    this.guards = new CaptureGuards(options.guards)
+    this.requests = new RequestRecording(this.recorder, this.admission, this.logCapture, kernel, this.capture, this.guards)
   }
 
   /** the one redaction policy, the kernel's (made from these options' `redactNames` and `redactPattern`) */

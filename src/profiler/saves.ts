@@ -92,9 +92,11 @@ export class ProfileSaves {
    * A token for a unit that begins, or undefined when it will not be profiled: the save budget
    * of this window is spent or the storage is behind (then it costs the profiler nothing more),
    * or the storage cannot promise a unique token now (counted as dropped either way).
+   * `pastBudget`: an exception's (`keepExceptions`), kept past the save budget (not past the
+   * storage's backlog).
    */
-  reserve (): string | undefined {
-    if (this.saturated) {
+  reserve (pastBudget = false): string | undefined {
+    if (pastBudget ? this.pendingSaves >= this.maxPendingSaves : this.saturated) {
       this.dropped++
       return undefined
     }
@@ -195,7 +197,7 @@ export class ProfileSaves {
    */
   private saveOrDrop (recording: Recording, backlog: number): void {
     this.scheduled--
-    if (this.saturatedWith(backlog)) {
+    if (recording.fromException ? backlog >= this.maxPendingSaves : this.saturatedWith(backlog)) {
       this.dropped++
       this.release(recording.token)
       return
