@@ -94,7 +94,11 @@ export class RequestRecording {
     if (this.guards.skipsAtStart(request)) return
     let asked: boolean | undefined
     const asks = (): boolean => (asked ??= this.capture.asked(request) && this.admission.admits(request))
-    if (this.guards.pausedFor(asks) || !this.capture.records(asks, recordingOf(context.parent) !== undefined)) {
+    if (this.guards.pausedFor(asks)) {
+      context.set('profilerLeftOut', 'paused')
+      return
+    }
+    if (!this.capture.records(asks, recordingOf(context.parent) !== undefined)) {
       context.set('profilerLeftOut', true)
       return
     }
@@ -109,10 +113,12 @@ export class RequestRecording {
    * carry. Neither the profiler's own routes nor an excluded path, route or status.
    */
   private beginAtException (request: FastifyRequest, reply: FastifyReply, context: KernelContext, status: number): void {
-    if (recordingOf(context) !== undefined || context.get('profilerLeftOut') === undefined) return
-    if (!this.guards.keepsException(request, status)) return
+    const leftOut = context.get('profilerLeftOut')
+    if (leftOut === undefined || recordingOf(context) !== undefined || !this.guards.keepsException(request, status)) return
     const recording = this.recorder.begin(context, { kind: REQUEST_KIND, request, reply, fromException: true }, this.logCapture.take(request.log))
-    if (recording !== undefined) recording.asked = true
+    if (recording === undefined) return
+    recording.asked = true
+    this.guards.keptException(leftOut === 'paused')
   }
 
   /** kernel.exception (-64): a request left out that fails gets its profile, linked from the error page. */

@@ -2,7 +2,6 @@ import type { FastifyRequest } from 'fastify'
 import type { ResolvedCaptureGuards } from './options.js'
 import { LagPause, eventLoopLag } from './lag.js'
 import type { LagSource } from './lag.js'
-import { pathOf } from './paths.js'
 
 /** What the toolbar and the search page show of the guards (the lag pauses), or nothing when there is nothing to say. */
 export interface GuardsView {
@@ -51,14 +50,14 @@ export class CaptureGuards {
    * not paused. The log capture asks it before Fastify even routes the request.
    */
   readonly admitsTarget = (url: string | undefined): boolean => {
-    if (this.excludedPath !== undefined && url !== undefined && this.excludedPath(pathOf(url))) return false
+    if (this.excludedPath !== undefined && url !== undefined && this.excludedPath(url)) return false
     return this.lag === undefined || !this.lag.paused
   }
 
   /** Whether a request is never profiled: its route says `config: { profiler: false }`, or its path is excluded. */
   excludes (request: FastifyRequest): boolean {
     const config = request.routeOptions.config as { profiler?: unknown } | undefined
-    return config?.profiler === false || (this.excludedPath !== undefined && this.excludedPath(pathOf(request.url)))
+    return config?.profiler === false || (this.excludedPath !== undefined && this.excludedPath(request.url))
   }
 
   /** At a request's start: excluded (counted), so not recorded at all. */
@@ -85,9 +84,13 @@ export class CaptureGuards {
    * profile is begun now all the same. Not for an excluded path or route, nor an excluded status.
    */
   keepsException (request: FastifyRequest, status: number): boolean {
-    if (!this.options.keepExceptions || status < 500 || this.excludesStatus(status) || this.excludes(request)) return false
+    return this.options.keepExceptions && status >= 500 && !this.excludesStatus(status) && !this.excludes(request)
+  }
+
+  /** An exception's recording began for a request left out (`paused`: by the lag pause, which no longer counts it as not profiled). */
+  keptException (paused: boolean): void {
     this.exceptionsKept++
-    return true
+    if (paused && this.lag !== undefined) this.lag.notProfiled--
   }
 
   get view (): GuardsView | undefined {
@@ -115,7 +118,7 @@ export class CaptureGuards {
 
 declare module '../../kernel/context.js' {
   interface KernelState {
-    /** the profiler left the request out (the capture mode, the save budget, the lag pause): its exception may still be kept */
-    profilerLeftOut: true
+    /** the profiler left the request out (the capture mode, the save budget; `paused`: the lag pause): its exception may still be kept */
+    profilerLeftOut: true | 'paused'
   }
 }

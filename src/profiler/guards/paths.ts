@@ -1,18 +1,13 @@
-/** Whether a path (no query) is one of a list's: exact ones by lookup, the `*` ones by one regular expression. */
-export type PathMatcher = (path: string) => boolean
+/** Whether a request target (`/a/b`, `/a/b?x=1`) is one a list names, by its path (the query is not read). */
+export type PathMatcher = (target: string) => boolean
 
-/** `*` stands for any characters, `/` included; everything else is literal. */
+/**
+ * `*` stands for any characters of the path, `/` included; everything else is literal. One
+ * regular expression tested on the target as it arrived (no string sliced per request): the
+ * path, then the end or the query.
+ */
 export function pathMatcher (patterns: readonly string[]): PathMatcher {
-  const exact = new Set(patterns.filter((pattern) => !pattern.includes('*')))
-  const wild = patterns.filter((pattern) => pattern.includes('*'))
-  if (wild.length === 0) return (path) => exact.has(path)
   const escape = (part: string): string => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')
-  const regex = new RegExp(`^(?:${wild.map((pattern) => pattern.split('*').map(escape).join('.*')).join('|')})$`)
-  return (path) => exact.has(path) || regex.test(path)
-}
-
-/** The path of a request target (`/a/b?x=1` → `/a/b`). */
-export function pathOf (url: string): string {
-  const query = url.indexOf('?')
-  return query === -1 ? url : url.slice(0, query)
+  const regex = new RegExp(`^(?:${patterns.map((pattern) => pattern.split('*').map(escape).join('[^?#]*')).join('|')})(?:[?#]|$)`)
+  return (target) => regex.test(target)
 }
