@@ -12,7 +12,7 @@ import { integrationProblems } from './integration.js'
 import type { ProfilerIntegration } from './integration.js'
 import { DEFAULT_THRESHOLDS } from './thresholds.js'
 import type { Thresholds } from './thresholds.js'
-import { CAPTURE_GUARD_SCHEMA, resolveCaptureGuards } from './guards/options.js'
+import { CAPTURE_GUARD_SCHEMA, captureGuardProblems, resolveCaptureGuards } from './guards/options.js'
 import type { CaptureGuardOptions, ResolvedCaptureGuards } from './guards/options.js'
 
 /**
@@ -278,6 +278,7 @@ export function resolveProfilerOptions (given: boolean | ProfilerOptions | Recor
   }
   const capture = captureMode(o.capture)
   if (typeof capture === 'string') problems.push(capture)
+  problems.push(...captureGuardProblems(o))
   if (typeof o.storage === 'object') problems.push(...storageProblems(o.storage as unknown as Record<string, unknown>, o as Record<string, unknown>))
   if (o.storage === 'redis' && typeof o.redis?.client?.call !== 'function') {
     problems.push('option "profiler.redis.client" must be a Redis client (ioredis) when "profiler.storage" is "redis"')

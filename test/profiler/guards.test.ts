@@ -209,6 +209,8 @@ t.test('bad guard options stop the app at start, each named', async (t) => {
     [{ excludedHttpCodes: [304.5] }, 'profiler.excludedHttpCodes/0'],
     [{ keepExceptions: 'yes' }, 'profiler.keepExceptions'],
     [{ maxEventLoopDelay: 0 }, 'profiler.maxEventLoopDelay'],
+    [{ maxEventLoopDelay: 120_000 }, 'profiler.maxEventLoopDelay'],
+    [{ maxEventLoopDelay: Number.NaN }, 'profiler.maxEventLoopDelay'],
     [{ maxEventLoopDelay: true }, 'profiler.maxEventLoopDelay'],
     [{ maxEventLoopDelay: -5 }, 'profiler.maxEventLoopDelay']
   ]
@@ -217,4 +219,5 @@ t.test('bad guard options stop the app at start, each named', async (t) => {
     await t.rejects(started, errorCodes.KERNEL_INVALID_OPTIONS, JSON.stringify(profiler))
     await t.rejects(started, { message: new RegExp(`option "${named.replace(/\//g, '.').replace(/\./g, '\\.')}`) }, `${JSON.stringify(profiler)} names ${named}`)
   }
+  await t.rejects(buildApp({ debug: true, profiler: { maxEventLoopDelay: true as never } }), { message: 'fastify-kernel: invalid options: option "profiler.maxEventLoopDelay" must be milliseconds (above 0, up to 60000) or false, got true.' }, 'in one sentence, with what it got')
 })

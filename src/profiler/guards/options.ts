@@ -48,8 +48,16 @@ export const CAPTURE_GUARD_SCHEMA = {
   excludedPaths: { type: 'array', items: { type: 'string', minLength: 1, pattern: '^/' } },
   excludedHttpCodes: { type: 'array', items: { type: 'integer', minimum: 100, maximum: 599 } },
   keepExceptions: { type: 'boolean' },
-  maxEventLoopDelay: { anyOf: [{ const: false }, { type: 'number', exclusiveMinimum: 0, maximum: 60_000 }] }
+  // checked by captureGuardProblems(), which says the forms it takes
+  maxEventLoopDelay: {}
 } as const
+
+/** What the schema cannot say in one line: `maxEventLoopDelay` is a number of milliseconds or false. */
+export function captureGuardProblems (o: CaptureGuardOptions): string[] {
+  const delay: unknown = o.maxEventLoopDelay
+  if (delay === undefined || delay === false || (typeof delay === 'number' && delay > 0 && delay <= 60_000)) return []
+  return [`option "profiler.maxEventLoopDelay" must be milliseconds (above 0, up to 60000) or false, got ${JSON.stringify(delay) ?? typeof delay}`]
+}
 
 /** The guards' options resolved (the schema above has passed). */
 export function resolveCaptureGuards (o: CaptureGuardOptions): ResolvedCaptureGuards {
