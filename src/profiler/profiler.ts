@@ -111,9 +111,9 @@ export class Profiler implements KernelProfiler {
     const context = new KernelContext()
     context.parent = currentKernelContext()
     // not recorded (the capture mode, or the save budget is spent): the work is done all the same
-    if (!this.capture.records(() => false, parent !== null && recordingOf(context.parent) !== undefined)) return await fn(undefined)
+    if (!this.capture.records(() => false, parent !== null && recordingOf(context.parent) !== undefined)) return await this.leftOut(context, { kind, name, parent }, fn)
     const recording = this.recorder.begin(context, { kind, name, parent }, newCapture(context.startedAt))
-    if (recording === undefined) return await fn(undefined)
+    if (recording === undefined) return await this.leftOut(context, { kind, name, parent }, fn)
     try {
       return await runInUnit(context, () => fn(recording.token))
     } catch (error) {
@@ -123,6 +123,28 @@ export class Profiler implements KernelProfiler {
     } finally {
       if (this.capture.keeps(recording.failed, context.elapsed(), false)) this.recorder.end(recording, { kind, name, context, aborted: false })
       else this.recorder.discard(recording)
+    }
+  }
+
+  /**
+   * A unit left out (the capture mode, the save budget) runs as it is; one that throws gets its
+   * profile all the same (`keepExceptions`), begun and ended at its exception: what it is, its
+   * error, its time.
+   */
+  private async leftOut<T> (context: KernelContext, unit: { kind: string, name: string, parent: string | null | undefined }, fn: (token: string | undefined) => T | PromiseLike<T>): Promise<T> {
+    try {
+      return await fn(undefined)
+    } catch (error) {
+      if (this.guards.options.keepExceptions) {
+        context.exception = error
+        const recording = this.recorder.begin(context, { ...unit, fromException: true }, undefined)
+        if (recording !== undefined) {
+          recording.failed = true
+          this.guards.keptException(false)
+          this.recorder.end(recording, { kind: unit.kind, name: unit.name, context, aborted: false })
+        }
+      }
+      throw error
     }
   }
 

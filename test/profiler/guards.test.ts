@@ -69,6 +69,19 @@ t.test('an exception is kept from a request the sample left out; a sampled-out s
   t.match((await page(app, '/_profiler/')).body, '<p id="exceptions-kept">2 exceptions kept from requests the capture mode, the save budget or a pause left out.</p>', 'the search page says so')
 })
 
+t.test('a unit of work the sample left out that throws is kept too (record())', async (t) => {
+  const app = await guardedApp({ capture: { sample: 1 } })
+  profilerOf(app).capture.random = () => 0.99
+  t.equal(await app.kernelProfiler.record({ kind: 'job', name: 'fine' }, (token) => token), undefined, 'left out: no token given')
+  await t.rejects(app.kernelProfiler.record({ kind: 'job', name: 'broken' }, () => { throw new Error('job failed') }), { message: 'job failed' }, 'its error is thrown as before')
+  await app.kernelProfiler.settled()
+  const kept = await profilerOf(app).storage.find({})
+  t.same(kept.map((summary) => summary.name), ['broken'], 'only the unit that threw is stored')
+  const profile = await app.kernelProfiler.profileOf(kept[0]!.token)
+  t.equal(profile.kind, 'job')
+  t.same(profile.collected.exception!.map((e) => e.message), ['job failed'], 'with its exception')
+})
+
 t.test('an exception is kept past the save budget; keepExceptions: false leaves it out', async (t) => {
   // the memory storage past keepPerSecond records 1 unit in 1 / saveBudget: 1 in 100 here
   const app = await guardedApp({ saveBudget: 0.01, keepPerSecond: 0 })
