@@ -3,9 +3,23 @@ import { createKernelApp } from '../index.js'
 import type { KernelOptions } from '../index.js'
 import type { Profiler } from '../src/profiler/profiler.js'
 
-/** A kernel app with a small route table like the reference application's. */
+/**
+ * The tests' apps keep their profiles in memory unless a test names a storage (or a folder):
+ * the default, the file storage under the app's root, is one folder for every process of the
+ * app, and every test file is one of its processes here; a test that lists profiles would list
+ * the others'. The tests of the default use it as an app does (test/profiler/processes.test.ts).
+ */
+export function withTestStorage (kernel: KernelOptions): KernelOptions {
+  const profiler = kernel.profiler
+  if (profiler === false) return kernel
+  if (profiler === undefined || profiler === true) return { ...kernel, profiler: { storage: 'memory' } }
+  if (profiler.storage !== undefined || profiler.directory !== undefined) return kernel
+  return { ...kernel, profiler: { ...profiler, storage: 'memory' } }
+}
+
+/** A kernel app with a small route table like the reference application's (profiles in memory unless the test says: `withTestStorage`). */
 export async function buildApp (kernel: KernelOptions = { debug: true }, fastify: FastifyServerOptions = {}, more?: (app: FastifyInstance) => void): Promise<FastifyInstance> {
-  const app = await createKernelApp({ kernel, fastify })
+  const app = await createKernelApp({ kernel: withTestStorage(kernel), fastify })
   more?.(app)
   app.get('/', { config: { name: 'home' } }, async function home () { return 'home' })
   app.get('/hello/:name', { config: { name: 'hello' } }, async function hello (request) {

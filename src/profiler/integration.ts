@@ -12,6 +12,7 @@ import type { KernelProfiler } from './kernel-profiler.js'
 import type { ProfileStorage } from './storage/storage.js'
 import type { OriginResolver } from './origin.js'
 import type { Thresholds } from './thresholds.js'
+import type { PanelReader } from './findings.js'
 
 /**
  * One profiler integration: what a panel (or a kind of unit recorded with no code) needs of the
@@ -116,6 +117,12 @@ export interface IntegrationParts {
   routes?: readonly ProfilerRoute[]
   /** scripts its panels' pages load (the CPU panel's flame graph) */
   scripts?: readonly PanelScript[]
+  /**
+   * what its panels tell coding agents and scripts, each reading its collector's data: the flags
+   * the search and `list_profiles` filter on, the findings `triage_profile` ranks, the figures
+   * `compare_profiles` and the compare page put side by side (docs/agents.md)
+   */
+  readers?: ReadonlyArray<PanelReader<any>>
   /** what the web debug toolbar's model gets from it for a request (the CPU profile's button) */
   toolbar?(request: FastifyRequest): Record<string, unknown>
   /** when the app closes */

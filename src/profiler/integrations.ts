@@ -56,9 +56,9 @@ export interface IntegrationsSetUp {
  * Sets up `integrations` for one app's profiler, in their order: their span kinds' handling,
  * their process-wide capture (retained; the ES module copies of dual packages instrumented
  * before this resolves, so that the app's later `import` gets them instrumented), then each
- * one's `setup`: its recording extensions and collectors added, its routes and toolbar parts
- * handed back. What the instrumentation finds wrong (a version outside a declared range, a
- * method missing) is said once through `log`.
+ * one's `setup`: its recording extensions, collectors and readers (for agents and scripts)
+ * added, its routes and toolbar parts handed back. What the instrumentation finds wrong (a
+ * version outside a declared range, a method missing) is said once through `log`.
  */
 export async function setUpIntegrations (integrations: readonly ProfilerIntegration[], profiler: Profiler, context: Omit<IntegrationContext, 'profiler'>, log: NoticeLogger): Promise<IntegrationsSetUp> {
   const given: IntegrationContext = { ...context, profiler }
@@ -88,6 +88,7 @@ export async function setUpIntegrations (integrations: readonly ProfilerIntegrat
       for (const collector of parts.collectors ?? []) context.kernel.addCollector(collector)
       routes.push(...parts.routes ?? [])
       scripts.push(...parts.scripts ?? [])
+      profiler.readers.push(...parts.readers ?? [])
       if (parts.toolbar !== undefined) toolbars.push(parts.toolbar.bind(parts))
       if (parts.close !== undefined) closes.push(parts.close.bind(parts))
     }

@@ -22,13 +22,19 @@ import type { CaptureGuardOptions, ResolvedCaptureGuards } from './guards/option
  */
 export interface ProfilerOptions extends CaptureGuardOptions {
   /**
-   * where profiles are kept: `memory` (bounded LRU, the plugin's default; per process), `file`
-   * (one process per folder), `redis` (shared by every process; needs `redis.client`), or the
-   * app's own storage, an object implementing `ProfileStorage` (docs/profiler.md, "Storage"):
-   * used as is, it keeps its own bounds, and the kernel closes it when the app closes
+   * where profiles are kept: `file` (the default: a folder every process of the app writes and
+   * reads at once: servers, cluster workers, queue workers, commands), `memory` (bounded LRU,
+   * this process only; nothing on disk), `redis` (shared by every process and host; needs
+   * `redis.client`), or the app's own storage, an object implementing `ProfileStorage`
+   * (docs/profiler.md, "Storage"): used as is, it keeps its own bounds, and the kernel closes it
+   * when the app closes
    */
   storage?: BuiltInStorage | ProfileStorage
-  /** folder of the file storage; default `var/profiler` under the working directory */
+  /**
+   * folder of the file storage; default `var/profiler` under the app's root (the nearest folder
+   * holding a `package.json` above the script Node was started with, whatever the working
+   * directory); a relative path is taken from the working directory
+   */
   directory?: string
   /** the Redis storage: the app's ioredis client (never closed by the kernel), a key prefix, a time bound per call */
   redis?: { client: RedisCommands, prefix?: string, commandTimeout?: number }
@@ -113,7 +119,8 @@ export interface ResolvedProfilerOptions {
   capture: CaptureMode
   /** what keeps a profiler left on cheap: exclusions, kept exceptions, the lag pause */
   guards: ResolvedCaptureGuards
-  directory: string
+  /** the file storage's folder as given; undefined: the default, under the app's root (filled in when the storage opens) */
+  directory: string | undefined
   redis: { client: RedisCommands, prefix?: string, commandTimeoutMs: number } | undefined
   maxProfiles: number
   maxAgeMs: number
@@ -286,10 +293,10 @@ export function resolveProfilerOptions (given: boolean | ProfilerOptions | Recor
   problems.push(...integrationOptionProblems(o, builtIns))
   if (problems.length > 0) fail(problems)
   return {
-    storage: o.storage ?? 'memory',
+    storage: o.storage ?? 'file',
     capture: capture as CaptureMode,
     guards: resolveCaptureGuards(o),
-    directory: o.directory ?? 'var/profiler',
+    directory: o.directory,
     redis: o.redis === undefined ? undefined : { client: o.redis.client, ...(o.redis.prefix === undefined ? {} : { prefix: o.redis.prefix }), commandTimeoutMs: o.redis.commandTimeout ?? 500 },
     maxProfiles: o.maxProfiles ?? DEFAULT_MAX_PROFILES,
     maxAgeMs: (o.maxAge ?? DEFAULT_MAX_AGE_SECONDS) * 1000,

@@ -6,6 +6,7 @@ import { processSampler } from './sampler.js'
 import { ARM_COOKIE, CpuArming } from './arming.js'
 import { isSameOrigin } from '../../pages/same-origin.js'
 import { CpuProfileExtension } from './extension.js'
+import { CpuProfileRate } from './rate.js'
 import { isCpuProfile } from './cpu-profile.js'
 import { cpuCollector } from './collector.js'
 
@@ -35,7 +36,7 @@ export const cpu: ProfilerIntegration = {
   setup ({ profiler, kernel, clock }) {
     const arming = new CpuArming(clock)
     return {
-      extensions: [new CpuProfileExtension(processSampler, arming, profiler.admission.admits)],
+      extensions: [new CpuProfileExtension(processSampler, arming, profiler.admission.admits, new CpuProfileRate(clock))],
       collectors: [cpuCollector(kernel.sources)],
       routes: [{
         // arms this browser: a POST from the profiler's own pages (the toolbar), never from another site

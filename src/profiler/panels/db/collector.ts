@@ -26,7 +26,7 @@ export interface DbThresholds {
   slowMs: number
 }
 
-interface Group {
+export interface Group {
   statement: string
   count: number
   totalMs: number
@@ -57,10 +57,10 @@ function group (statements: readonly DbStatementRecord[], key: (statement: DbSta
 }
 
 const identical = (statement: DbStatementRecord): string => `${statement.statement}\u0000${JSON.stringify(statement.params ?? null)}`
-const similar = (statement: DbStatementRecord): string => statement.shape ?? statement.statement
+export const similar = (statement: DbStatementRecord): string => statement.shape ?? statement.statement
 
 /** What the panel, the badge and the toolbar say of the app's statements (the kernel's are apart). */
-function analyse (data: DbData): { app: DbStatementRecord[], kernel: DbStatementRecord[], duplicates: Map<string, Group>, nPlusOne: Map<string, Group> } {
+export function analyse (data: DbData): { app: DbStatementRecord[], kernel: DbStatementRecord[], duplicates: Map<string, Group>, nPlusOne: Map<string, Group> } {
   const app = data.statements.filter((statement) => statement.kernel !== true)
   const kernel = data.statements.filter((statement) => statement.kernel === true)
   const duplicates = new Map([...group(app, identical)].filter(([, entry]) => entry.count > 1))

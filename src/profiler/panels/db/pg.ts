@@ -1,6 +1,8 @@
 import { currentKernelContext, runInUnit } from '../../../kernel/async-context.js'
 import type { KernelContext } from '../../../kernel/context.js'
 import type { OpenSpan } from '../../spans.js'
+import { spansOf } from '../../spans.js'
+import { CapturedStack, OriginCapture } from '../../origin.js'
 import type { ChannelSubscription } from '../../instrument/channels.js'
 import type { ModuleInstrumentation } from '../../instrument/modules.js'
 import type { InstrumentedCopy } from '../../instrument/notices.js'
@@ -16,7 +18,8 @@ import { tracedCalls } from '../../instrument/traced-call.js'
  * is instrumented — `Client#query` (every statement: `Pool#query` goes through it, and so do a
  * checked-out client, prepared statements, Query objects and cursors), and pg-pool's
  * `Pool#connect` (a waiting caller's callback is run from the `release()` of another request,
- * and is bound back to its own). A pg that publishes the `pg:query` tracing channel (proposed in
+ * and is bound back to its own; `Pool#query`'s statement, run in that callback, takes the line
+ * of the app that called `query` as its origin). A pg that publishes the `pg:query` tracing channel (proposed in
  * brianc/node-postgres#3650) is recognised at its first statement and left alone: the channel
  * is used instead.
  */
@@ -109,7 +112,7 @@ function instrumentClientQuery (unpatch: () => void): (original: PgClient['query
     const context: SqlTraceContext & TracedContext = { query: statement.text, values: statement.values }
     if (typeof this.database === 'string') context.database = this.database
     if (statement.name !== undefined) context.prepared = statement.name
-    const span = startSql(context, 'postgresql', 'pg', via)
+    const span = startSql(context, 'postgresql', 'pg', via, connectCaller)
     if (span === undefined) return original.apply(this, args)
     const finish = finisher(span, context)
     const config = args[0] as QueryLike
@@ -142,17 +145,32 @@ function instrumentClientQuery (unpatch: () => void): (original: PgClient['query
   }
 }
 
+/** The stack of the `Pool#connect` whose callback runs now (the caller of `Pool#query`): its statements' fallback origin. */
+let connectCaller: CapturedStack | undefined
+
 function instrumentPoolConnect (original: (...args: unknown[]) => unknown): (...args: unknown[]) => unknown {
-  return function connect (this: object, ...args: unknown[]) {
+  // where `Pool#connect` was called from: the frames below this wrapper
+  const callers = new OriginCapture(connect)
+  return connect
+  function connect (this: object, ...args: unknown[]): unknown {
     const unit = currentKernelContext()
     if (unit === undefined) return original.apply(this, args)
     const pool = this
     const callback = args[0]
     if (typeof callback === 'function') {
+      // `Pool#query` connects with a callback that runs the statement on a later tick: where the
+      // app called it is only on this stack
+      const caller = spansOf(unit)?.capturesOrigins === true ? CapturedStack.at(callers) : undefined
       // pg-pool runs a waiting caller's callback from another unit's release()
       args[0] = function (this: unknown, ...results: unknown[]) {
         if (typeof results[1] === 'object' && results[1] !== null) poolOf.set(results[1], pool)
-        return runInUnit(unit, () => (callback as (...a: unknown[]) => unknown).apply(this, results))
+        const outer = connectCaller
+        connectCaller = caller
+        try {
+          return runInUnit(unit, () => (callback as (...a: unknown[]) => unknown).apply(this, results))
+        } finally {
+          connectCaller = outer
+        }
       }
       return original.apply(this, args)
     }
