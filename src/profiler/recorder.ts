@@ -40,6 +40,8 @@ export interface LiveUnit {
   parent?: string | null
   request?: FastifyRequest
   reply?: FastifyReply
+  /** begun at its exception, left out before (kept past the save budget: see Recording.fromException) */
+  fromException?: boolean
 }
 
 /** A unit as it ends: what the collectors reading live objects get, and an HTTP request's snapshot. */
@@ -94,10 +96,11 @@ export class Recorder {
    * budget is spent, or no token can be promised now).
    */
   begin (context: KernelContext, unit: LiveUnit, logs: CapturedLogs | undefined): Recording | undefined {
-    const token = this.saves.reserve()
+    const token = this.saves.reserve(unit.fromException === true)
     if (token === undefined) return undefined
     const parent = unit.parent === null ? undefined : unit.parent ?? recordingOf(context.parent)?.token
     const recording = new Recording(token, unit.kind, unit.name, parent, context, logs, heapUsed(), new SpanList(this.maxSpans, context.startedAt, this.origins))
+    if (unit.fromException === true) recording.fromException = true
     context.set('profiler', recording)
     recording.holders = this.holders
     for (const extension of this.extensions) {
