@@ -16,8 +16,8 @@ import type { Clock } from '../../clock.js'
  * server runs): no lock, no write, no deletion — the writer owns the folder. Each call reads
  * what the segments gained since the last one (a record the server is writing right now is
  * not whole yet, and is skipped until it is), and keeps what the writer keeps: the same bounds
- * applied to the same records. It stores nothing: it draws no token, so a request its process
- * serves is not profiled.
+ * applied to the same records. It stores nothing: it draws no token, so a unit its process
+ * runs is not profiled.
  */
 export class FileProfileReader implements ProfileStorage {
   readonly kind = 'file'

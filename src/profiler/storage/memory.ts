@@ -20,7 +20,7 @@ interface Entry {
   size: number
 }
 
-/** Bytes a recording is counted for: a fixed part, and what grows with the request (its headers, body, spans, logs). */
+/** Bytes a recording is counted for: a fixed part, and what grows with the unit (its spans, logs; an HTTP request's headers and body). */
 export function recordingSize (recording: Recording): number {
   let size = 2048 + recording.spans.spans.length * 512 + (recording.logs?.calls.length ?? 0) * 256 + recording.retainedBytes
   const request = recording.request
@@ -36,7 +36,7 @@ export function recordingSize (recording: Recording): number {
 /**
  * Profiles in memory (the plugin's default): the recordings themselves, kept as their units
  * ended, in an LRU bounded by count, age and an estimate of their bytes; each profile is built
- * (collected, masked) only when it is read, so a request profiled but never looked at costs
+ * (collected, masked) only when it is read, so a unit profiled but never looked at costs
  * only its recording. Reads use `peek`, so the order is the order of keeping and the oldest is
  * the one evicted.
  */

@@ -23,7 +23,7 @@ export interface ProfileFilter {
   start?: number
   /** epoch milliseconds, inclusive */
   end?: number
-  /** the request took this long or longer (ms) */
+  /** the unit took this long or longer (ms) */
   minDuration?: number
   /**
    * the panels' figures (`ProfileSummary.figures`), each given must match: a number figure at
@@ -67,7 +67,7 @@ export function matchesFigure (figures: ProfileFigures | undefined, wanted: Figu
  * Tokens are handed out by the storage, because only it can promise that a token is unique
  * where it matters: among this process's profiles (memory, file) or among every process
  * sharing it (Redis, where set-if-absent does it). `reserveToken` is synchronous — the draw
- * runs at the start of every profiled request — so a shared storage reserves batches ahead.
+ * runs at the start of every profiled unit — so a shared storage reserves batches ahead.
  */
 export interface ProfileStorage {
   /** a short lower-case name (`memory`, `file`, `redis`, `sqlite`…), as pages and logs name it */

@@ -124,7 +124,7 @@ async function viaPgPool (pool: PgPoolLike, statement: string, values: unknown):
 
 /**
  * A client that is no pg-pool's (a connection of the app's own, or of Knex's or Sequelize's
- * pools) may be in another request's hands, inside its transaction: a connection of its own is
+ * pools) may be in another unit's hands, inside its transaction: a connection of its own is
  * opened with the same settings (host, database, user, password, TLS…), used and closed.
  */
 async function viaPgClient (client: PgClientLike, statement: string, values: unknown): Promise<Explanation> {
