@@ -80,7 +80,8 @@ for entry in "${MATRIX[@]}"; do
     prefix=$root/.ci/matrix/$lib@$version
     took=$SECONDS
     outcome=passed
-    if [ ! -f "$prefix/installed.txt" ]; then
+    # installed before with the same packages: kept
+    if [ "$(cat "$prefix/installed.txt" 2>/dev/null)" != "$(printf '%s\n' "${packages[@]}")" ]; then
       rm -rf "$prefix"
       mkdir -p "$prefix"
       echo "::: installing ${packages[*]} into .ci/matrix/$lib@$version" >&2
