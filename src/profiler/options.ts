@@ -62,7 +62,7 @@ export interface ProfilerOptions extends CaptureGuardOptions {
   allowedHosts?: string[]
   /**
    * most share of the main thread spent building and serialising profiles, per second (default
-   * 0.05); beyond it, under heavy load, further requests of the second are not profiled rather
+   * 0.05); beyond it, under heavy load, further units of the second are not profiled rather
    * than slowing the app. The memory storage builds nothing as a unit ends: there it is the
    * share of units recorded past `keepPerSecond` in a second. 1: never for it (full capture)
    */

@@ -16,8 +16,8 @@ let heapRead = 0
 
 /**
  * The heap in use, read at most once a millisecond: V8 fills a whole statistics object for
- * each read, and under load the start and end of thousands of requests fall in the same
- * millisecond (the figure is the heap of the process, not of one request, either way).
+ * each read, and under load the start and end of thousands of units fall in the same
+ * millisecond (the figure is the heap of the process, not of one unit, either way).
  */
 export function heapUsed (): number {
   const now = performance.now()
@@ -158,7 +158,7 @@ export class Recorder {
   }
 
   /**
-   * Ends a recording its capture mode does not keep (a request neither slow nor failed): what
+   * Ends a recording its capture mode does not keep (a unit neither slow nor failed): what
    * attached to it ends as for any other (a CPU profile is stopped), nothing is kept, and its
    * unit's context forgets it (no token header, no toolbar, nothing attributed to it any more).
    */
