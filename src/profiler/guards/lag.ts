@@ -21,18 +21,25 @@ const RESOLUTION_MS = 10
  * The process's event loop lag, as @fastify/under-pressure reads it: the mean delay of a
  * `monitorEventLoopDelay` histogram over the last window, less its resolution, read by an
  * unreferenced timer every window (a request reads a field, no clock). A window whose timer
- * came late by more than the window itself (the loop blocked) counts that delay.
+ * came late by more than the window itself (the loop blocked) counts that delay. The lag said is
+ * the lesser of the last two windows': a lag that lasts a second, not one block.
  */
 export function eventLoopLag (): LagSource {
   const histogram: IntervalHistogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS })
   histogram.enable()
   let lag = 0
+  let previous = 0
   let readAt = performance.now()
   const timer = setInterval(() => {
     const now = performance.now()
     const late = now - readAt - LAG_WINDOW_MS
     const mean = histogram.count === 0 ? 0 : histogram.mean / 1e6 - RESOLUTION_MS
-    lag = Math.max(0, mean, late)
+    const window = Math.max(0, mean, late)
+    // lag that lasts: the lesser of the last two windows, so that one block (the app's start
+    // compiling its code, one long synchronous task) pauses nothing, while a loop that stays
+    // behind for a second does
+    lag = Math.min(window, previous)
+    previous = window
     histogram.reset()
     readAt = now
   }, LAG_WINDOW_MS)
