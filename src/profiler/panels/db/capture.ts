@@ -3,6 +3,7 @@ import type { KernelTraffic } from '../../../kernel/async-context.js'
 import type { Redactor } from '../../../http/redact.js'
 import { REDACTED, truncate } from '../../../http/redact.js'
 import { spansOf } from '../../spans.js'
+import type { CapturedStack } from '../../origin.js'
 import type { OpenSpan, Span } from '../../spans.js'
 import type { ChannelSubscription } from '../../instrument/channels.js'
 import type { TracedContext } from '../../instrument/traced-call.js'
@@ -85,13 +86,14 @@ function sqlCalls (tracing: string, system: string | undefined, driver: string |
  * Opens the `db` span of a statement an instrumented driver (pg, better-sqlite3) is making, in
  * the unit the calling code runs for; undefined outside a profiled unit. `context` is kept
  * as it is (references: formatting waits for the profile); its `result` or `error` is set by the
- * caller before it ends the span.
+ * caller before it ends the span. `caller`: a stack taken earlier for the same call (a pool's
+ * caller, when the statement starts on a later tick), its origin when this one has none.
  */
-export function startSql (context: SqlTraceContext & TracedContext, system: string, driver: string, via?: ExplainVia): OpenSpan | undefined {
+export function startSql (context: SqlTraceContext & TracedContext, system: string, driver: string, via?: ExplainVia, caller?: CapturedStack): OpenSpan | undefined {
   const unit = currentKernelContext()
   const spans = spansOf(unit)
   if (spans === undefined) return undefined
-  return spans.start(DB, DB, new SqlCall(context, system, driver, kernelTrafficOf(unit!), via) as unknown as Record<string, unknown>)
+  return spans.start(DB, DB, new SqlCall(context, system, driver, kernelTrafficOf(unit!), via) as unknown as Record<string, unknown>, undefined, undefined, caller)
 }
 
 /** mysql2 (3.20 and later) publishes its queries and prepared statements; the app publishes the rest on DB_CHANNEL. */
