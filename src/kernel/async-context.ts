@@ -34,6 +34,8 @@ export function runInUnit<T> (context: KernelContext, fn: () => T): T {
 export interface KernelTraffic {
   purpose: string
   secret?: string
+  /** a library's own traffic, made for itself on the app's behalf (BullMQ's scripts), not the kernel's: shown apart under its name */
+  library?: string
 }
 
 const kTraffic = Symbol('fastify-kernel.traffic')
