@@ -25,6 +25,11 @@ export function runInUnit<T> (context: KernelContext, fn: () => T): T {
   return units.run(context, fn)
 }
 
+/** Runs `fn` outside any unit (a probe the kernel makes, which no profile must show). */
+export function outsideUnits<T> (fn: () => T): T {
+  return units.exit(fn)
+}
+
 /**
  * A call the kernel makes for itself during a request (a session read, a login-throttling count,
  * a profile storage reservation): what it sends to Redis or a database is the kernel's own
