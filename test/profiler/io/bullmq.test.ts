@@ -145,6 +145,9 @@ t.test('a failing job: each attempt is a profile of its own, the first "will be 
   t.same(attempts.map((job) => job.statusCode), [1, 1], 'each failed')
   t.same(attempts.map((job) => job.parent), [token, token], 'both children of the command that added the job')
   t.equal(attempts[0]!.collected.exception![0]!.message, 'the SMTP server said no (1)', 'the exception panel has what the processor threw')
+  const exception = (await page(app, `/_profiler/${attempts[0]!.token}?panel=exception`)).body
+  t.match(exception, /<span class="class">Error<\/span> <span class="status status-error" data-outcome>the job failed<\/span><\/div>/, 'labelled with the job\'s outcome')
+  t.notMatch(exception, /Internal Server Error/, 'no HTTP status: a job answers none')
   const html = (await page(app, `/_profiler/${attempts[0]!.token}?panel=queue`)).body
   t.match(html, /id="job-outcome">failed, will be retried</)
   t.match(html, /id="job-attempt">1 of 2</)
