@@ -23,7 +23,13 @@ export interface ExplainVia {
 
 interface Explainable {
   kind: ExplainVia['kind']
+  /** the pool or database it went through (not kept alive by this) */
   ref: WeakRef<object>
+  /**
+   * a pg client's settings and class (kind `pg-client`): a connection of its own is opened with
+   * them, so that the client itself need not live (an ORM's pool closes its idle connections)
+   */
+  client?: { parameters: object, Client: PgClientLike['constructor'] }
   statement: string
   values: unknown
   system: string
@@ -53,7 +59,12 @@ function referenceTo (handle: object): WeakRef<object> {
 export function explainable (statement: string, values: unknown, system: string, via: ExplainVia, secrets: readonly unknown[] = []): string {
   const id = randomString(12, 'base64url')
   const texts = secrets.filter((value) => value !== null && value !== undefined).map(String).filter((text) => text !== '')
-  explainables.set(id, { kind: via.kind, ref: referenceTo(via.handle), statement, values, system, secrets: texts })
+  const entry: Explainable = { kind: via.kind, ref: referenceTo(via.handle), statement, values, system, secrets: texts }
+  const client = via.handle as Partial<PgClientLike>
+  if (via.kind === 'pg-client' && typeof client.connectionParameters === 'object' && client.connectionParameters !== null && typeof client.constructor === 'function') {
+    entry.client = { parameters: client.connectionParameters, Client: client.constructor }
+  }
+  explainables.set(id, entry)
   return id
 }
 
@@ -185,12 +196,13 @@ export async function explain (id: string): Promise<Explanation & { statement: s
     throw new ExplainRefusal(410, 'This statement cannot be explained: it was recorded by another process (a shared storage), before this process started, or too long ago.')
   }
   if (!isPlainRead(entry.statement, entry.system)) throw new ExplainRefusal(422, 'Only a read (a single SELECT) is explained.')
-  const handle = entry.ref.deref()
+  // a pg client's own connection is not needed: a new one is opened with its settings
+  const handle = entry.client !== undefined ? { connectionParameters: entry.client.parameters, constructor: entry.client.Client } : entry.ref.deref()
   if (handle === undefined) throw new ExplainRefusal(410, 'The pool or connection this statement went through is gone: it cannot be explained.')
   const { statement, values, system } = entry
   let explanation: Explanation
   if (entry.kind === 'pg-pool') explanation = await viaPgPool(handle as PgPoolLike, statement, values)
-  else if (entry.kind === 'pg-client') explanation = await viaPgClient(handle as PgClientLike, statement, values)
+  else if (entry.kind === 'pg-client') explanation = await viaPgClient(handle as unknown as PgClientLike, statement, values)
   else if (entry.kind === 'mysql2-pool') explanation = await viaMysqlPool(handle as MysqlPool, statement, values)
   else explanation = viaSqlite(handle as SqliteDatabase, statement, values)
   return { ...masked(explanation, entry.secrets), statement, system }
