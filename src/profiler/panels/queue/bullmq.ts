@@ -303,7 +303,7 @@ function wrapProcess (call: Method): Method {
 const instrumented = new WeakSet<object>()
 
 /** What BullMQ sends to Redis for itself: its Lua scripts (25 KB each), its reads, its polling. */
-const BULLMQ_TRAFFIC: KernelTraffic = { purpose: 'its scripts and reads for the queue', library: 'BullMQ' }
+const BULLMQ_TRAFFIC: KernelTraffic = { purpose: 'BullMQ', library: 'BullMQ' }
 
 /** A method of BullMQ's Redis backend, run as BullMQ's own traffic in a unit (everything it sends is BullMQ's, not the app's). */
 function ownTraffic (method: Method): Method {
