@@ -15,7 +15,10 @@
  *   panels share (`src/profiler/instrument/`, the capture machinery; `src/profiler/panel-kit/`);
  * - the console (`cli/`) goes through its one internal interface, `plugins/console.ts`;
  * - the package never runs a package it does not depend on (a devDependency such as tap or
- *   ioredis): the app's own copy is observed, never imported.
+ *   ioredis): the app's own copy is observed, never imported;
+ * - the MCP SDK is loaded only when an agent connects: only `src/profiler/mcp/` imports it, and
+ *   its server modules are reached through `import()` alone (test/profiler/agents/lazy-sdk.test.ts
+ *   watches it at run time).
  */
 const FEATURES = ['session', 'locale', 'security', 'profiler']
 
@@ -78,6 +81,20 @@ module.exports = {
       comment: 'a panel is one folder: it shares with others only through the core, src/profiler/instrument/ and src/profiler/panel-kit/',
       from: { path: '^src/profiler/panels/([^/]+)/' },
       to: { path: '^src/profiler/panels/', pathNot: '^src/profiler/panels/$1/' }
+    },
+    {
+      name: 'mcp-sdk-in-its-folder',
+      severity: 'error',
+      comment: 'the MCP SDK costs its import only to an agent\'s connection: src/profiler/mcp/ alone imports it (types aside)',
+      from: { pathNot: '^src/profiler/mcp/' },
+      to: { path: 'node_modules/@modelcontextprotocol/', dependencyTypesNot: ['type-only', 'type-import'] }
+    },
+    {
+      name: 'mcp-server-loaded-lazily',
+      severity: 'error',
+      comment: 'the MCP server modules (which import the SDK) are loaded with import() when an agent connects, never statically',
+      from: { pathNot: '^src/profiler/mcp/' },
+      to: { path: '^src/profiler/mcp/(server|stdio)\\.ts$', dependencyTypesNot: ['dynamic-import', 'type-only', 'type-import'] }
     },
     {
       name: 'kernel-not-to-features',

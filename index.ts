@@ -51,7 +51,9 @@ export type { Collector, CollectedData, FinishedRequest, FinishedUnit, RecordedU
 export type { ProfilerOptions } from './src/profiler/options.js'
 export type { Profile, ProfileSummary } from './src/profiler/profile.js'
 // an app's own profiler integration (`profiler.integrations`: its capture, panel and routes; docs/getting-started.md)
-export type { ProfilerIntegration, IntegrationContext, IntegrationParts, IntegrationProfiler, ProfilerRoute, ProfilerRouteKit, SpanHandling } from './src/profiler/integration.js'
+export type { ProfilerIntegration, IntegrationContext, IntegrationParts, IntegrationProfiler, ProfilerRoute, ProfilerRouteKit, PanelScript, SpanHandling } from './src/profiler/integration.js'
+// what an integration's panels tell coding agents and scripts (`IntegrationParts.readers`: flags, triage's findings, a comparison's figures; docs/agents.md)
+export type { PanelReader, Finding, FindingOrigin, FindingSeverity, ComparedFigures } from './src/profiler/findings.js'
 export type { ChannelSubscription } from './src/profiler/instrument/channels.js'
 export type { ModuleInstrumentation } from './src/profiler/instrument/modules.js'
 export type { InstrumentedCopy } from './src/profiler/instrument/notices.js'

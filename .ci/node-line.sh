@@ -29,7 +29,16 @@ export npm_config_nodedir=$dir
 
 addon=$root/node_modules/better-sqlite3/build/Release/better_sqlite3.node
 # (before the repository's own npm ci there is nothing to build: npm ci builds it for this line)
+# better-sqlite3 13 ships N-API prebuilds (one binary for every line it runs on) and declares Node
+# 22: on a line below its floor it is not loaded at all (on 20 it crashes the process), and the
+# runs on such a line leave out the test files that load it (.ci/run).
+sqlite_floor=0
 if [ -f "$root/node_modules/better-sqlite3/package.json" ]; then
+  sqlite_floor=$(node -p "((require('$root/node_modules/better-sqlite3/package.json').engines || {}).node || '').match(/\d+/)?.[0] ?? 0")
+fi
+if [ -f "$root/node_modules/better-sqlite3/package.json" ] && [ "$line" -lt "$sqlite_floor" ]; then
+  echo "better-sqlite3 needs Node >=$sqlite_floor: not loaded on Node $line" >&2
+elif [ -f "$root/node_modules/better-sqlite3/package.json" ]; then
   abi=$(node -p process.versions.modules)
   cached=$root/.ci/node/addons/$abi/better_sqlite3.node
   # a new file renamed into place: a process that has the old one loaded keeps its own

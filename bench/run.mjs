@@ -9,7 +9,7 @@
 // @fastify/otel, every span exported), production, debug, the profiler at full capture
 // (saveBudget 1: every request profiled) with memory, file and Redis storage and the count of
 // profiles stored against requests served, without the spans' origins (their cost per span), and
-// at the default budget. Then: profiles written per
+// at the default budget (the default storage, file; and memory). Then: profiles written per
 // second by each storage (bench/storage-throughput.mjs), the cost per recorded span and its
 // floor (bare Fastify with an AsyncLocalStorage), what the spans' origins cost (bench/origin-cost.mjs),
 // the import cost, RSS over a soak of full-capture
@@ -50,7 +50,8 @@ pinLoadGenerator()
 const wanted = (name) => only === undefined || only.split(',').includes(name)
 // the file storage writes to a folder of its own, removed at the end
 const profileDir = mkdtempSync(join(tmpdir(), 'bench-profiler-'))
-process.on('exit', () => rmSync(profileDir, { recursive: true, force: true }))
+const defaultDir = mkdtempSync(join(tmpdir(), 'bench-profiler-default-'))
+process.on('exit', () => { for (const dir of [profileDir, defaultDir]) rmSync(dir, { recursive: true, force: true }) })
 
 const requests = {
   matched: { method: 'GET', path: '/hello/world' },
@@ -87,7 +88,9 @@ const servers = [
   { name: 'full capture without origins (memory)', kind: 'kernel', options: { ...FULL, profiler: { ...FULL.profiler, origins: false } }, scenarios: ['matched', 'matched at a fixed rate', 'io at a fixed rate'], needsProfiler: true },
   { name: 'full capture (file)', kind: 'kernel', options: { ...FULL, profiler: { storage: 'file', directory: profileDir, saveBudget: 1 } }, scenarios: ['matched'], needsProfiler: true },
   { name: 'full capture (redis)', kind: 'kernel', options: { ...FULL, profiler: { storage: 'redis', saveBudget: 1 } }, scenarios: ['matched'], needsProfiler: true, redis: true },
-  // the default save budget: what a load test costs a developer who changed nothing
+  // the default save budget: what a load test costs a developer who changed nothing (the
+  // default storage, the file storage, in a folder of the run's own), and with the memory storage
+  { name: 'default budget (file: the default)', kind: 'kernel', options: { debug: true, profiler: { directory: defaultDir } }, scenarios: ['matched'], needsProfiler: true },
   { name: 'default budget (memory)', kind: 'kernel', options: { debug: true, profiler: { storage: 'memory' } }, scenarios: ['matched'], needsProfiler: true }
 ]
 

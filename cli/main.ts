@@ -9,6 +9,7 @@ import { MATCH_USAGE, matchCommand } from './match.js'
 import { ROUTES_USAGE, routesCommand } from './routes.js'
 import { LISTENERS_USAGE, listenersCommand } from './listeners.js'
 import { PROFILE_USAGE, profileCommand } from './profile.js'
+import { MCP_USAGE, mcpCommand } from './mcp.js'
 
 type Command = (args: string[], io: CommandIo) => Promise<number>
 
@@ -17,6 +18,7 @@ const COMMANDS: Record<string, { run: Command, usage: string }> = {
   match: { run: matchCommand, usage: MATCH_USAGE },
   listeners: { run: listenersCommand, usage: LISTENERS_USAGE },
   profile: { run: profileCommand, usage: PROFILE_USAGE },
+  mcp: { run: mcpCommand, usage: MCP_USAGE },
   'hash-password': { run: hashPasswordCommand, usage: HASH_PASSWORD_USAGE }
 }
 

@@ -40,6 +40,9 @@ import type { ProfileSummary } from '../src/profiler/profile.js'
 import { summarize } from '../src/profiler/profile.js'
 import { TOKEN_PATTERN } from '../src/profiler/token.js'
 import { setProfilesReadOnly } from '../src/profiler/storage/read-only.js'
+import { PROFILER_TOOLS } from '../src/profiler/mcp/tools.js'
+import type { ProfileSource, ToolAnswer } from '../src/profiler/mcp/tools.js'
+import type { Readable, Writable } from 'node:stream'
 
 export type { KernelAnswer } from './console-answer.js'
 export type { ListedRoute, RouteFlags } from '../src/routing/route-list.js'
@@ -48,6 +51,12 @@ export { VERDICT_TEXT } from '../src/routing/trace.js'
 export type { ListenerDescription } from '../src/kernel/dispatcher.js'
 export { TOKEN_PATTERN } from '../src/profiler/token.js'
 export { statusOfSummary } from '../src/profiler/pages/status.js'
+export { FLAG_NAMES, PROFILE_FLAGS } from '../src/profiler/flags.js'
+export { PLAIN, compareText, summaryLine, triageText } from '../src/profiler/mcp/tools.js'
+export type { CompareAnswer, FilterInput, ListAnswer, TriageAnswer } from '../src/profiler/mcp/tools.js'
+
+/** The profiler tools an agent calls over MCP, which the console's `profile find|triage|diff` run too. */
+export type ToolName = 'list_profiles' | 'get_profile' | 'triage_profile' | 'compare_profiles'
 
 /** A stored profile, as `fastify-kernel profile` prints it: its summary and each panel's figure. */
 export interface ProfileReport {
@@ -161,9 +170,7 @@ export class AppConsole {
    * which is nothing.
    */
   async profile (ref: string): Promise<ProfileReport> {
-    // a running profiler is the package's Profiler (`enabled`), the one this console loads with the app
-    const profiler = this.profiler?.enabled === true ? this.profiler as Profiler : undefined
-    if (profiler === undefined) throw new errorCodes.KERNEL_CONSOLE_APP('the app has no profiler: debug is off, or its profiler option is false')
+    const profiler = this.runningProfiler()
     const storage = { kind: profiler.storage.kind, shared: profiler.storage.kind !== 'memory' }
     let token: string | undefined = ref
     // as /_profiler/latest: the newest page, not a request the browser made by itself
@@ -175,6 +182,35 @@ export class AppConsole {
       storage,
       profile: { ...summarize(profile), aborted: profile.aborted, panels: panels.map((panel) => ({ name: panel.name, label: panel.label, figure: panel.badge?.text ?? null })) }
     }
+  }
+
+  /** The app's profiler, as this console loaded it with the app (the package's own `Profiler`). */
+  private runningProfiler (): Profiler {
+    const profiler = this.profiler?.enabled === true ? this.profiler as Profiler : undefined
+    if (profiler === undefined) throw new errorCodes.KERNEL_CONSOLE_APP('the app has no profiler: debug is off, or its profiler option is false')
+    return profiler
+  }
+
+  /** Where the profiles are read: the app's storage (opened for reading), its panels and their readers. */
+  profileSource (): ProfileSource & { shared: boolean } {
+    const profiler = this.runningProfiler()
+    return { storage: profiler.storage, panels: profiler.panels, readers: profiler.readers, shared: profiler.storage.kind !== 'memory' }
+  }
+
+  /** Runs one of the profiler's agent tools on the app's stored profiles (as `/_profiler/mcp` does). */
+  async tool<T> (name: ToolName, input: Record<string, unknown>): Promise<ToolAnswer<T>> {
+    const tool = PROFILER_TOOLS.find((candidate) => candidate.name === name)!
+    return await tool.run(this.profileSource(), input) as ToolAnswer<T>
+  }
+
+  /**
+   * Serves the profiler's MCP server over stdio (`fastify-kernel mcp <app>`) until the client
+   * closes its end; the MCP SDK is loaded now, not before.
+   */
+  async serveMcp (input: Readable, output: Writable, onerror?: (error: Error) => void): Promise<void> {
+    const source = this.profileSource()
+    const { serveProfilerStdio } = await import('../src/profiler/mcp/stdio.js')
+    await serveProfilerStdio(source, input, output, onerror)
   }
 
   async close (): Promise<void> {
@@ -200,7 +236,7 @@ export async function openAppConsole (path: string): Promise<AppConsole> {
   const recorder = new RouteRecorder()
   // the console serves no request: the app's profiler storage is opened for reading, so that
   // a file storage's folder stays the running server's
-  setProfilesReadOnly(true)
+  setProfilesReadOnly(true, resolve(path))
   let app: FastifyInstance
   try {
     diagnostics.subscribe(INIT_CHANNEL, recorder.onInit)

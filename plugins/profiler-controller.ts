@@ -12,6 +12,7 @@ import type { ProfilerRouteMark } from '../src/profiler/request-recording.js'
 import { PROFILER_PATH, TOOLBAR_PATH } from '../src/profiler/recording.js'
 import { packageVersion } from '../src/config/paths.js'
 import { responseNonces } from '../src/kernel/listeners/csp-nonces.js'
+import { generateNonces } from '../src/http/csp.js'
 import { TOOLBAR_ASSETS, readToolbarAsset } from '../src/profiler/toolbar/toolbar.js'
 import { toolbarModel } from '../src/profiler/toolbar/model.js'
 import type { Profile } from '../src/profiler/profile.js'
@@ -23,13 +24,19 @@ import { registerCaptureSwitch } from './profiler-capture.js'
 import type { PageModel } from '../src/profiler/pages/pages.js'
 import { lastQueryValue, neighboursOf, noProfilesPage, parseFilter, profilePage, searchPage, tokenNotFoundPage } from '../src/profiler/pages/pages.js'
 import { PROFILER_SCRIPT, readProfilerScript } from '../src/profiler/pages/script.js'
+import { POLICY_HEADERS, profilerPagePolicy } from '../src/profiler/pages/page-policy.js'
 import { symfonySearchLocation } from '../src/profiler/pages/symfony-search.js'
 import { sendKernelResponse } from './kernel-response.js'
+import { compareProblemPage, comparePage } from '../src/profiler/pages/compare.js'
+import { compareProfiles } from '../src/profiler/compare.js'
+import { TOKEN_PATTERN } from '../src/profiler/token.js'
+import { registerProfilerMcp } from './profiler-mcp.js'
 
 const PARTIALS: Record<string, string> = {
   profile: 'profiler/profile.hbs',
   search: 'profiler/search.hbs',
   missing: 'profiler/missing.hbs',
+  compare: 'profiler/compare.hbs',
   'span-origin': 'profiler/span-origin.hbs',
   ...TRACE_PARTIALS
 }
@@ -41,8 +48,9 @@ function quietLogLevel (app: FastifyInstance): 'warn' | undefined {
 
 /**
  * The profiler's pages (Symfony's ProfilerController): `/_profiler` (the search, a profile's
- * panels, the latest), the web debug toolbar's `/_wdt`, the capture switch, and the integrations'
- * own routes under `/_profiler`, each for the clients the profiler admits only.
+ * panels, the latest, two profiles compared), the web debug toolbar's `/_wdt`, the capture
+ * switch, the integrations' own routes under `/_profiler` and the MCP endpoint for coding agents
+ * (`profiler-mcp.ts`), each for the clients the profiler admits only.
  */
 export async function registerProfilerController (app: FastifyInstance, kernel: Kernel, profiler: Profiler, integrations: IntegrationsSetUp): Promise<void> {
   const storage = profiler.storage
@@ -67,16 +75,20 @@ export async function registerProfilerController (app: FastifyInstance, kernel: 
   }
 
   async function page (reply: FastifyReply, model: PageModel): Promise<FastifyReply> {
-    // the pages' script and stylesheet run under the app's policy too: with the response's nonces
+    // the pages' script and stylesheet run with the response's nonces, under the profiler's own
+    // policy whatever the app's is: a page (a mail's frame) loads nothing from anywhere else
     const context = reply.request.kernel
-    if (context !== undefined) {
-      const nonces = responseNonces(context, reply)
-      model.scriptNonce = nonces.script
-      model.styleNonce = nonces.style
-    }
+    const nonces = context === undefined ? generateNonces() : responseNonces(context, reply)
+    model.scriptNonce = nonces.script
+    model.styleNonce = nonces.style
     const html = await render('profiler/layout.hbs', model)
-    return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(html)
+    for (const name of POLICY_HEADERS) reply.removeHeader(name)
+    return reply.header('content-security-policy', profilerPagePolicy(nonces)).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(html)
   }
+
+  // the integrations' page scripts, each loaded by its panel's pages
+  const panelScripts = integrations.scripts.map((script) => ({ ...script, path: `${PROFILER_PATH}${script.path}` }))
+  const scriptsOf = (panel: string): string[] => panelScripts.filter((script) => script.panel === panel).map((script) => script.path)
 
   async function showProfile (profile: Profile, query: unknown, reply: FastifyReply): Promise<FastifyReply> {
     const requested = lastQueryValue((query as Record<string, unknown> | undefined)?.panel)
@@ -87,7 +99,7 @@ export async function registerProfilerController (app: FastifyInstance, kernel: 
     }
     const all = await read(storage.find({ limit: profiler.options.maxProfiles }))
     const children = await read(storage.find({ parent: profile.token, limit: 50 }))
-    return page(reply, profilePage(profile, collector, panels, neighboursOf(profile.token, all), children.reverse()))
+    return page(reply, { ...profilePage(profile, collector, panels, neighboursOf(profile.token, all), children.reverse()), panelScripts: scriptsOf(collector.name) })
   }
 
   // hidden from @fastify/swagger's documentation, like @fastify/cors's own route
@@ -119,7 +131,7 @@ export async function registerProfilerController (app: FastifyInstance, kernel: 
 
   app.get(`${PROFILER_PATH}/`, config('_profiler_search'), async function profilerSearch (request: FastifyRequest, reply) {
     const { filter, form, problems } = parseFilter(request.query)
-    return page(reply, { ...searchPage(await read(storage.find(filter)), form, storage.size, profiler.dropped, problems, panels.label), capture: captureView(request) })
+    return page(reply, { ...searchPage(await read(storage.find(filter)), form, storage.size, profiler.drops, problems, panels.label), capture: captureView(request) })
   })
 
   // Symfony's search bar and results URLs: the search page above, with their query (a 302, as Symfony's)
@@ -137,6 +149,18 @@ export async function registerProfilerController (app: FastifyInstance, kernel: 
     return showProfile(profile, request.query, reply)
   })
 
+  // two profiles side by side, from the search page (`?t=A&t=B`: the two profiles checked)
+  app.get(`${PROFILER_PATH}/compare`, config('_profiler_compare'), async function profilerCompare (request, reply) {
+    const asked = (request.query as Record<string, unknown>).t
+    const tokens = (Array.isArray(asked) ? asked : [asked]).filter((token): token is string => typeof token === 'string')
+    if (tokens.length !== 2) return page(reply.code(400), compareProblemPage(`Check two profiles on the search page to compare them (${tokens.length} given).`))
+    const bad = tokens.find((token) => !TOKEN_PATTERN.test(token))
+    if (bad !== undefined) return page(reply.code(400), compareProblemPage(`"${bad.slice(0, 64)}" is not a profile token.`))
+    const [a, b] = await Promise.all(tokens.map(async (token) => await read(storage.load(token))))
+    if (a === undefined || b === undefined) return page(reply.code(404), tokenNotFoundPage(a === undefined ? tokens[0]! : tokens[1]!))
+    return page(reply, comparePage(compareProfiles(a, b, profiler.readers)))
+  })
+
   // the integrations' own routes (the mail's .eml, a queued job's profile, EXPLAIN, the CPU profile…)
   const kit: ProfilerRouteKit = {
     load: async (token) => await read(storage.load(token)),
@@ -146,6 +170,9 @@ export async function registerProfilerController (app: FastifyInstance, kernel: 
   for (const route of integrations.routes) {
     app.route({ method: route.method, url: `${PROFILER_PATH}${route.path}`, ...config(route.name), handler: async (request, reply) => await route.handler(request, reply, kit) })
   }
+
+  // the MCP endpoint for coding agents (plugins/profiler-mcp.ts; the SDK loaded at its first request)
+  registerProfilerMcp(app, profiler, (name) => config(name, 'refuses'))
 
   // Symfony's redirectable matcher sends a GET with the wrong trailing slash to the right URL;
   // the profiler's routes are not in the app's route table, so they say it themselves
@@ -160,11 +187,14 @@ export async function registerProfilerController (app: FastifyInstance, kernel: 
     return showProfile(profile, request.query, reply)
   })
 
-  // the pages' script (their copy buttons): a file of its own, as the page's policy wants
-  const script = readProfilerScript()
-  app.get(PROFILER_SCRIPT, config('_profiler_script'), async function profilerScript (_request, reply) {
-    return reply.header('cache-control', 'max-age=600, private').type('text/javascript; charset=utf-8').send(script)
-  })
+  // the pages' scripts (their copy buttons, the phone's menu; a panel's, as the CPU panel's flame
+  // graph): files of their own, as the page's policy wants
+  for (const { path, name, file } of [{ path: PROFILER_SCRIPT, name: '_profiler_script', file: undefined }, ...panelScripts]) {
+    const script = readProfilerScript(file)
+    app.get(path, config(name), async function profilerScript (_request, reply) {
+      return reply.header('cache-control', 'max-age=600, private').type('text/javascript; charset=utf-8').send(script)
+    })
+  }
 
   // the web debug toolbar's routes, answering as Symfony's ProfilerController::toolbarAction
   const versions = { kernel: packageVersion, fastify: app.version, node: process.versions.node }

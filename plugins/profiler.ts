@@ -1,4 +1,5 @@
 import cluster from 'node:cluster'
+import { resolve } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import type { Kernel } from '../src/kernel/kernel.js'
 import type { ResolvedKernelOptions } from './kernel-options.js'
@@ -10,6 +11,8 @@ import { packageVersion } from '../src/config/paths.js'
 import type { Clock } from '../src/clock.js'
 import type { ResolvedProfilerOptions } from '../src/profiler/options.js'
 import { Profiler } from '../src/profiler/profiler.js'
+import type { RecordingExtension } from '../src/profiler/recorder.js'
+import { REQUEST_KIND } from '../src/profiler/unit.js'
 import { unitLogChannels } from '../src/profiler/unit-logs.js'
 import { WebDebugToolbar } from '../src/profiler/toolbar/toolbar.js'
 import type { ProfileStorage } from '../src/profiler/storage/storage.js'
@@ -18,6 +21,7 @@ import { FileProfileStorage } from '../src/profiler/storage/file.js'
 import { RedisProfileStorage } from '../src/profiler/storage/redis.js'
 import { FileProfileReader } from '../src/profiler/storage/file-reader.js'
 import { profilesReadOnly } from '../src/profiler/storage/read-only.js'
+import { defaultProfilerDirectory } from '../src/profiler/storage/app-root.js'
 import type { ConfiguredFeature } from '../src/profiler/integration.js'
 import { setUpIntegrations } from '../src/profiler/integrations.js'
 import { builtInIntegrations } from '../src/profiler/panels/index.js'
@@ -33,16 +37,35 @@ async function openStorage (options: ResolvedProfilerOptions, app: FastifyInstan
       throw new errorCodes.KERNEL_REDIS_UNAVAILABLE(`${(error as Error).message}`, { cause: error })
     }
   }
-  // the console reading a running server's profiles: the folder is the server's
-  if (options.storage === 'file' && profilesReadOnly()) return new FileProfileReader(options.directory, { maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs }, app.log, clock)
   if (options.storage === 'file') {
+    // every process of the app finds the same folder: under its root, whatever its working directory
+    const directory = options.directory = resolve(options.directory ?? defaultProfilerDirectory())
+    // the console reading the app's profiles: the folder is the running processes'
+    if (profilesReadOnly()) return new FileProfileReader(directory, { maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs }, app.log, clock)
     try {
-      return await FileProfileStorage.open(options.directory, { maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs }, app.log, { clock })
+      return await FileProfileStorage.open(directory, { maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs }, app.log, { clock })
     } catch (error) {
-      throw new errorCodes.KERNEL_INVALID_OPTIONS(`the profiler cannot use its folder "${options.directory}": ${(error as Error).message}`, { cause: error })
+      throw new errorCodes.KERNEL_INVALID_OPTIONS(`the profiler cannot use its folder "${directory}": ${(error as Error).message}`, { cause: error })
     }
   }
   return new MemoryProfileStorage({ maxProfiles: options.maxProfiles, maxAgeMs: options.maxAgeMs, maxBytes: options.maxMemory }, clock)
+}
+
+/**
+ * A process that serves no HTTP (a queue worker, a command) recording units into its own
+ * memory: nobody can open them. Said once, when its first unit begins (a process cannot know
+ * at register whether it will listen).
+ */
+function memoryUnseen (app: FastifyInstance): RecordingExtension {
+  let said = false
+  return {
+    name: 'memory storage warning',
+    begin (_recording, _context, unit) {
+      if (said || unit.kind === REQUEST_KIND || app.server.listening) return
+      said = true
+      app.log.warn(`fastify-kernel: the profiler keeps profiles in this process's memory (profiler.storage: 'memory'), and this process serves no HTTP: the profiles of its ${unit.kind}s cannot be opened from any other process. The default file storage (or Redis) shares them with the app's server.`)
+    }
+  }
 }
 
 /** Each feature, on or off, with the stores it runs on: what a profile reader needs to know. */
@@ -103,9 +126,13 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, pr
 
   const storage = await openStorage(profilerOptions, app, options.clock)
   if (profilerOptions.storage === 'memory' && cluster.isWorker) {
-    app.log.warn('fastify-kernel: the profiler keeps profiles in this process\'s memory, and this is a node:cluster worker: a token shown by one worker is "not found" on the others. Use the Redis storage to share profiles between processes.')
+    app.log.warn('fastify-kernel: the profiler keeps profiles in this process\'s memory, and this is a node:cluster worker: a token shown by one worker is "not found" on the others. The default file storage (or Redis) shares profiles between processes.')
+  }
+  if (profilerOptions.storage === 'file' && !profilesReadOnly()) {
+    app.log.info({ directory: profilerOptions.directory }, `fastify-kernel: the profiler keeps profiles in ${profilerOptions.directory ?? ''}, shared by every process of this app (its servers, workers, commands)`)
   }
   const profiler = new Profiler(profilerOptions, storage, kernel, app.log)
+  if (profilerOptions.storage === 'memory') profiler.extend(memoryUnseen(app))
   app.decorate('kernelProfiler', profiler)
   // the storage is the profiler's, the app's own too (whatever client it was lent stays the app's):
   // closed after the last saves. (An app's onClose hook added after the kernel runs before this one.)
@@ -122,7 +149,7 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, pr
   kernel.tracksAsyncContext = true
   kernel.errorPageExtensions.push(profiler.requests.errorPage)
   if (profilerOptions.toolbar) {
-    kernel.subscribe([subscription(Stage.RESPONSE, Priority.WEB_DEBUG_TOOLBAR, 'web debug toolbar', new WebDebugToolbar(profiler.admission.admits).listener)], 'profiler')
+    kernel.subscribe([subscription(Stage.RESPONSE, Priority.WEB_DEBUG_TOOLBAR, 'web debug toolbar', new WebDebugToolbar(profiler.admission.admits, profilerOptions.toolbarAjaxReplace).listener)], 'profiler')
   }
 
   // the panels: the built-in ones not switched off, then the app's; features (session, security,

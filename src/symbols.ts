@@ -22,8 +22,12 @@ export interface RouteMarks {
   [kKernelRoute]?: RouteDefinition
   [kKernelNotFound]?: boolean
   [kKernelInternalRoute]?: boolean
-  /** `true` for the profiler's pages (not profiled), `'profiled'` for the few Symfony profiles (its redirects, `/_wdt/empty`) */
-  [kProfilerRoute]?: true | 'profiled'
+  /**
+   * `true` for the profiler's pages (not profiled), `'profiled'` for the few Symfony profiles (its
+   * redirects, `/_wdt/empty`), `'refuses'` for a route that answers a client the profiler does not
+   * admit itself, with a 403 that says why (the MCP endpoint: a client configured by hand)
+   */
+  [kProfilerRoute]?: true | 'profiled' | 'refuses'
   [kCsrfToken]?: { parameter: string, query: boolean }
 }
 

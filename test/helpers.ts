@@ -3,9 +3,23 @@ import { createKernelApp } from '../index.js'
 import type { KernelOptions } from '../index.js'
 import type { Profiler } from '../src/profiler/profiler.js'
 
-/** A kernel app with a small route table like the reference application's. */
+/**
+ * The tests' apps keep their profiles in memory unless a test names a storage (or a folder):
+ * the default, the file storage under the app's root, is one folder for every process of the
+ * app, and every test file is one of its processes here; a test that lists profiles would list
+ * the others'. The tests of the default use it as an app does (test/profiler/processes.test.ts).
+ */
+export function withTestStorage (kernel: KernelOptions): KernelOptions {
+  const profiler = kernel.profiler
+  if (profiler === false) return kernel
+  if (profiler === undefined || profiler === true) return { ...kernel, profiler: { storage: 'memory' } }
+  if (profiler.storage !== undefined || profiler.directory !== undefined) return kernel
+  return { ...kernel, profiler: { ...profiler, storage: 'memory' } }
+}
+
+/** A kernel app with a small route table like the reference application's (profiles in memory unless the test says: `withTestStorage`). */
 export async function buildApp (kernel: KernelOptions = { debug: true }, fastify: FastifyServerOptions = {}, more?: (app: FastifyInstance) => void): Promise<FastifyInstance> {
-  const app = await createKernelApp({ kernel, fastify })
+  const app = await createKernelApp({ kernel: withTestStorage(kernel), fastify })
   more?.(app)
   app.get('/', { config: { name: 'home' } }, async function home () { return 'home' })
   app.get('/hello/:name', { config: { name: 'hello' } }, async function hello (request) {
@@ -31,4 +45,19 @@ export function profilerOf (app: FastifyInstance): Profiler {
   // the app may run the compiled package (dist/), whose Profiler class is not this one
   if (!app.kernelProfiler.enabled) throw new Error('no profiler runs in this app')
   return app.kernelProfiler as Profiler
+}
+
+/**
+ * A page without its source excerpts: the excerpts show the app's own code around each frame, and
+ * which frames a stack holds depends on the Node line (Node 26 keeps the test's own `inject()` call
+ * in an async stack, so a test file's lines, literals included, can be shown). Assertions that a
+ * page says nothing of something look at what the page says, not at the code it quotes.
+ */
+export function withoutExcerpts (html: string): string {
+  return html.replace(/<pre class="excerpt">[\s\S]*?<\/pre>/g, '')
+}
+
+/** A stored profile as text, without the source excerpts its exception frames keep (see withoutExcerpts). */
+export function profileText (profile: unknown): string {
+  return JSON.stringify(profile, (key, value: unknown) => key === 'excerpt' ? undefined : value)
 }

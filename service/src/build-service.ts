@@ -80,10 +80,11 @@ export async function buildService (env: ServiceEnv, overrides: { logger?: boole
         ...services.options,
         ...(redis !== undefined && env.SESSION_STORE === 'redis' ? { session: { ...services.options.session, ttl: SESSION_TTL, store: new IdleExpiryRedisStore(redis, SESSION_TTL) } } : {}),
         ...(redis !== undefined ? { security: { ...services.options.security, loginThrottlingStore: { redis: { client: redis, commandTimeout: REDIS_COMMAND_TIMEOUT_MS } } } } : {}),
-        // the service keeps profiles on disk (under var/ by default) or in Redis; the plugin's default is memory
+        // profiles in the kernel's default, the file storage under var/profiler of the app's root
+        // (every process of the app shares it), or where PROFILER_STORAGE and PROFILER_DIR say
         profiler: {
-          ...(redis !== undefined && profilerOnRedis ? { storage: 'redis', redis: { client: redis, commandTimeout: REDIS_COMMAND_TIMEOUT_MS } } : { storage: env.PROFILER_STORAGE === 'redis' ? 'memory' : env.PROFILER_STORAGE }),
-          directory: env.PROFILER_DIR,
+          ...(redis !== undefined && profilerOnRedis ? { storage: 'redis', redis: { client: redis, commandTimeout: REDIS_COMMAND_TIMEOUT_MS } } : env.PROFILER_STORAGE === 'file' ? {} : { storage: 'memory' }),
+          ...(env.PROFILER_DIR === null ? {} : { directory: env.PROFILER_DIR }),
           maxProfiles: env.PROFILER_MAX_PROFILES,
           maxAge: env.PROFILER_MAX_AGE,
           ...(env.PROFILER_ALLOWED_NETWORKS.length > 0 ? { allowedNetworks: env.PROFILER_ALLOWED_NETWORKS } : {}),

@@ -31,8 +31,8 @@ export interface ServiceEnv extends RequestServicesEnv {
   SESSION_STORE: 'memory' | 'redis'
   /** the profiler's storage (debug only): `redis` (default with REDIS_URL), `file` (default without) or `memory` */
   PROFILER_STORAGE: 'file' | 'memory' | 'redis'
-  /** folder of the profiler's file storage */
-  PROFILER_DIR: string
+  /** folder of the profiler's file storage; null: the kernel's default, var/profiler under the app's root */
+  PROFILER_DIR: string | null
   PROFILER_MAX_PROFILES: number
   /** seconds a profile is kept */
   PROFILER_MAX_AGE: number
@@ -64,7 +64,7 @@ const schema = {
     DATABASE_URL: { type: 'string' },
     SESSION_STORE: { type: 'string', enum: ['memory', 'redis'] },
     PROFILER_STORAGE: { type: 'string', enum: ['file', 'memory', 'redis'] },
-    PROFILER_DIR: { type: 'string', minLength: 1, default: 'var/profiler' },
+    PROFILER_DIR: { type: 'string', default: '' },
     PROFILER_MAX_PROFILES: { type: 'integer', minimum: 1, maximum: 1000000, default: 2000 },
     PROFILER_MAX_AGE: { type: 'integer', minimum: 1, default: 172800 },
     PROFILER_ALLOWED_NETWORKS: { type: 'string', default: '' },
@@ -174,7 +174,7 @@ export function loadServiceEnv (data: Record<string, string | undefined> = proce
     DATABASE_URL: databaseUrl,
     SESSION_STORE: sessionStore,
     PROFILER_STORAGE: profilerStorage,
-    PROFILER_DIR: raw.PROFILER_DIR as string,
+    PROFILER_DIR: (raw.PROFILER_DIR as string).trim() === '' ? null : (raw.PROFILER_DIR as string).trim(),
     PROFILER_MAX_PROFILES: raw.PROFILER_MAX_PROFILES as number,
     PROFILER_MAX_AGE: raw.PROFILER_MAX_AGE as number,
     PROFILER_ALLOWED_NETWORKS: list(raw.PROFILER_ALLOWED_NETWORKS),

@@ -28,7 +28,7 @@ t.test('defaults: dev, debug on, 127.0.0.1:8000', async (t) => {
     DATABASE_URL: null,
     SESSION_STORE: 'memory',
     PROFILER_STORAGE: 'file',
-    PROFILER_DIR: 'var/profiler',
+    PROFILER_DIR: null,
     PROFILER_MAX_PROFILES: 2000,
     PROFILER_MAX_AGE: 172800,
     PROFILER_ALLOWED_NETWORKS: [],

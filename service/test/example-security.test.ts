@@ -65,7 +65,7 @@ t.test('the example service: /admin 401 / 403 / 200, /fr/ French, session cookie
   const login = await postLogin(app, form, 'admin', 'admin')
   t.equal(login.statusCode, 302)
   t.equal(login.headers.location, '/admin')
-  const cookie = String(login.headers['set-cookie']).split(';')[0]
+  const cookie = [login.headers['set-cookie'] ?? []].flat().find((set) => set.startsWith('sessionId='))?.split(';')[0] ?? ''
   t.match(cookie, /^sessionId=/)
   t.equal((await app.inject({ url: '/admin', headers: { ...headers, cookie } })).statusCode, 200)
   const profile = await app.inject({ url: '/profile', headers: { ...headers, cookie } })
@@ -82,7 +82,8 @@ t.test('the example service: /admin 401 / 403 / 200, /fr/ French, session cookie
   const retry = await loginForm(app)
   const bad = await postLogin(app, retry, 'admin', 'nope')
   t.equal(bad.headers.location, '/login?error=1')
-  t.equal(bad.headers['set-cookie'], undefined)
+  // no session cookie (in debug, the redirect's own: the profiler's redirect link)
+  t.same([bad.headers['set-cookie'] ?? []].flat().filter((set) => !set.startsWith('kernel_redirect=')), [], 'no session cookie')
   t.match((await app.inject({ url: '/login?error=1', headers })).body, 'Invalid credentials.')
 
   t.equal((await app.inject({ url: '/api/me', headers })).headers['www-authenticate'], 'Bearer realm="fastify-kernel API"')

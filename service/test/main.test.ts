@@ -1,6 +1,7 @@
 import t from 'tap'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { tmpdir } from 'node:os'
 import { resolve } from 'node:path'
 
 import { buildOnce, root } from '../../test/build-once.js'
@@ -37,6 +38,24 @@ t.test('the service starts, answers, and shuts down gracefully on SIGTERM', asyn
   t.match(output, /APP_SESSION_SECRET is not set: using a random secret/, 'the generated secret is announced')
   t.match(output, /shutting down/)
   t.match(output, /"signal":"SIGTERM"/)
+})
+
+t.test('npm start in dev keeps profiles in the kernel\'s default, var/profiler under the service\'s root, whatever the working directory', async (t) => {
+  // started as a process manager might, from another folder: the folder is found from the entry script
+  const child = spawn(process.execPath, [main], { cwd: tmpdir(), env: { PATH: process.env.PATH, APP_ENV: 'dev', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  const listening = new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString()
+      if (output.includes('Server listening at')) resolve()
+    })
+    child.once('exit', () => reject(new Error(`exited early: ${output}`)))
+  })
+  await listening
+  t.match(output, `the profiler keeps profiles in ${resolve(root, 'service/var/profiler')}, shared by every process of this app`, 'the folder is said at start')
+  child.kill('SIGTERM')
+  const [code] = await once(child, 'exit')
+  t.equal(code, 0)
 })
 
 /** Starts the service with `env` and waits for it to exit: its exit code and what it wrote to stderr. */

@@ -28,8 +28,8 @@ export const errorCodes = {
   KERNEL_REDIS_TIMEOUT: createError('KERNEL_REDIS_TIMEOUT', 'fastify-kernel: Redis did not answer %s within %s ms'),
   /** the Redis storage had too many batches of profiles unanswered: a turn's batch is dropped whole */
   KERNEL_PROFILES_DROPPED: createError('KERNEL_PROFILES_DROPPED', 'fastify-kernel: Redis is behind (%s batches of profiles waiting for the call under way): the profiles saved in this turn are dropped'),
-  /** the file storage's folder is written by another process */
-  KERNEL_PROFILER_FOLDER_IN_USE: createError('KERNEL_PROFILER_FOLDER_IN_USE', 'the folder is already used by %s. The file storage has one writer per folder: give each process its own folder, or share profiles between processes with the Redis storage'),
+  /** every writer slot of the file storage's folder is held: as many processes write it at once */
+  KERNEL_PROFILER_FOLDER_IN_USE: createError('KERNEL_PROFILER_FOLDER_IN_USE', 'all %s writer slots of the folder are held: that many processes write it now (or were killed within the last seconds). Give some of them a folder of their own (profiler.directory)'),
   /** a profile saved under a token that is not one (6 lower-case hex characters) */
   KERNEL_INVALID_TOKEN: createError('KERNEL_INVALID_TOKEN', 'fastify-kernel: refusing to store a profile under "%s"'),
   /** a profile saved under a token this process no longer holds (its reservation expired) */

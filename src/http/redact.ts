@@ -1,4 +1,7 @@
-export const REDACTED = '******'
+import { REDACTED } from './redact-mark.js'
+import { maskPairs, maskUrl, maskUrlsIn } from './url-secrets.js'
+
+export { REDACTED }
 
 /**
  * Names of secret fields, headers and query parameters (case-insensitive): the one list that
@@ -30,9 +33,6 @@ export function truncate (text: string, max = MAX_STRING): string {
 
 /** `name=value` pairs joined by `&` (URL-encoded) or by line breaks (a `text/plain` form). */
 const PAIRS = /^[^=\s&]+=/
-const PAIR_SEPARATOR = /(&|\r?\n)/
-/** `scheme://user:pass@`: the authority's user-info, before any path, query or fragment */
-const USER_INFO = /^([a-z][a-z0-9+.-]*:\/\/)[^/?#@]*@/i
 
 /**
  * The one redaction policy of the debug error page and the profiler: credential headers by
@@ -60,26 +60,24 @@ export class Redactor {
     return verdict
   }
 
+  private readonly secret = (name: string): boolean => this.isSecret(name)
+
   /**
-   * A URL with its user-info (`https://user:pass@host`) and the values of secret query fields
-   * (`?api_key=******`) masked.
+   * A URL with its user-info (`https://user:pass@host`, `postgres://app:pw@db`) and the values of
+   * secret query parameters (`?api_key=******`, `?sig=******`: url-secrets.ts) masked.
    */
   url (url: string): string {
-    const open = url.replace(USER_INFO, `$1${REDACTED}@`)
-    const mark = open.indexOf('?')
-    return mark === -1 ? open : `${open.slice(0, mark)}?${this.pairs(open.slice(mark + 1))}`
+    return maskUrl(url, this.secret)
+  }
+
+  /** A free text (an error message, a log message) with every URL in it masked as `url()` does. */
+  message (text: string): string {
+    return maskUrlsIn(text, this.secret)
   }
 
   /** `a=1&password=2` (or one pair a line) with the values of secret names masked. */
   private pairs (text: string): string {
-    return text.split(PAIR_SEPARATOR).map((pair) => {
-      const eq = pair.indexOf('=')
-      if (eq === -1) return pair
-      const name = pair.slice(0, eq)
-      let decoded = name
-      try { decoded = decodeURIComponent(name.replace(/\+/g, ' ')) } catch { /* keep the raw name */ }
-      return this.isSecret(decoded.trim()) ? `${name}=${REDACTED}` : pair
-    }).join('')
+    return maskPairs(text, this.secret, false)
   }
 
   /**
@@ -110,14 +108,14 @@ export class Redactor {
    */
   value (input: unknown, depth = 0, seen = new Set<unknown>()): unknown {
     if (input === null || typeof input === 'boolean' || typeof input === 'number') return Number.isFinite(input as number) || typeof input !== 'number' ? input : String(input)
-    if (typeof input === 'string') return truncate(input)
+    if (typeof input === 'string') return truncate(maskUrlsIn(input, this.secret))
     if (typeof input === 'bigint') return `${input.toString()}n`
     if (typeof input === 'undefined') return null
     if (typeof input === 'function') return `[function ${input.name || 'anonymous'}]`
     if (typeof input === 'symbol') return input.toString()
     if (seen.has(input)) return '[circular]'
     if (depth >= MAX_DEPTH) return '[…]'
-    if (input instanceof Error) return { type: input.constructor?.name ?? 'Error', message: truncate(input.message) }
+    if (input instanceof Error) return { type: input.constructor?.name ?? 'Error', message: truncate(this.message(input.message)) }
     if (input instanceof Date) return input.toISOString()
     if (Buffer.isBuffer(input)) return `[${input.length} bytes]`
     seen.add(input)

@@ -115,6 +115,12 @@ export interface ProfileSummary {
    * when no panel gave any (and in profiles stored before figures were kept)
    */
   figures?: ProfileFigures
+  /**
+   * what the panels' readers flag, across panels (`exception`, `error_logs`, `n_plus_one`…: the
+   * profiler's `PROFILE_FLAGS`), which the search, `list_profiles` and `profile find` filter on;
+   * absent when none did
+   */
+  flags?: string[]
 }
 
 /**

@@ -6,6 +6,9 @@ import type { ProfileFigures } from '../kernel/collector.js'
 import { plainFigures } from './profile.js'
 import type { Recording } from './recording.js'
 import { REQUEST_KIND } from './unit.js'
+import type { PanelReader } from './findings.js'
+import { flagsOf } from './flags.js'
+import { boundProfile } from './profile-bound.js'
 
 const MAX_URL = 8192
 
@@ -48,12 +51,19 @@ export function summaryOf (kernel: Kernel, recording: Recording): ProfileSummary
  * of it (the deferred ones now, from what it kept; the profiler knows none of their shapes).
  * `failed` reports a collector that threw (its panel is left out).
  */
-export function buildProfile (kernel: Kernel, recording: Recording, failed: (collector: string, error: unknown) => void): Profile {
+export function buildProfile (kernel: Kernel, recording: Recording, failed: (collector: string, error: unknown) => void, readers: ReadonlyArray<PanelReader<any>> = []): Profile {
   // raw span data (what channel handlers kept) becomes masked, cut data before any collector reads it
   recording.spans.format(kernel.redactor)
   const collected = kernel.collectRecorded({ kind: recording.kind, name: recording.name ?? '', context: recording.context, aborted: recording.aborted, request: recording.request }, recording.live, failed)
   const profile: Profile = { version: 2, ...summaryOf(kernel, recording), aborted: recording.aborted, collected }
   addFigures(kernel, profile)
+  if (recording.cut !== undefined) profile.cut = recording.cut
+  // what the panels' readers flag (an exception, error logs, a likely N+1…), for the search's
+  // filters: read from the whole profile, before it is bounded
+  const flags = flagsOf(profile, readers)
+  if (flags.length > 0) profile.flags = flags
+  // bounded before any storage gets it (and before a page shows it)
+  boundProfile(profile)
   return profile
 }
 

@@ -12,6 +12,7 @@ import type { KernelProfiler } from './kernel-profiler.js'
 import type { ProfileStorage } from './storage/storage.js'
 import type { OriginResolver } from './origin.js'
 import type { Thresholds } from './thresholds.js'
+import type { PanelReader } from './findings.js'
 
 /**
  * One profiler integration: what a panel (or a kind of unit recorded with no code) needs of the
@@ -114,6 +115,14 @@ export interface IntegrationParts {
   collectors?: ReadonlyArray<Collector<any>>
   /** its routes, under the profiler's path and for the clients it admits */
   routes?: readonly ProfilerRoute[]
+  /** scripts its panels' pages load (the CPU panel's flame graph) */
+  scripts?: readonly PanelScript[]
+  /**
+   * what its panels tell coding agents and scripts, each reading its collector's data: the flags
+   * the search and `list_profiles` filter on, the findings `triage_profile` ranks, the figures
+   * `compare_profiles` and the compare page put side by side (docs/agents.md)
+   */
+  readers?: ReadonlyArray<PanelReader<any>>
   /** what the web debug toolbar's model gets from it for a request (the CPU profile's button) */
   toolbar?(request: FastifyRequest): Record<string, unknown>
   /** when the app closes */
@@ -131,6 +140,22 @@ export interface ProfilerRoute {
   /** its route name (`_profiler_mail_eml`) */
   name: string
   handler (request: FastifyRequest, reply: FastifyReply, kit: ProfilerRouteKit): Promise<FastifyReply>
+}
+
+/**
+ * A script of a panel's pages, a file of its own as a strict policy wants (no inline code):
+ * served at `/_profiler<path>` (cached 10 minutes, for the clients the profiler admits) and
+ * loaded, with the page's CSP nonce, by the pages that show `panel`.
+ */
+export interface PanelScript {
+  /** the collector's name whose pages load it */
+  panel: string
+  /** after `/_profiler` (`/flame-graph.js`) */
+  path: string
+  /** its route name (`_profiler_flame_graph_script`) */
+  name: string
+  /** the file: an absolute path, or one relative to the kernel's `templates/` */
+  file: string
 }
 
 /** What the profiler's routes share: storage reads and its pages. */

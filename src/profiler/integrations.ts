@@ -6,7 +6,7 @@ import { instrumentEsmCopies } from './instrument/esm-copies.js'
 import { instrumentationNotices } from './instrument/notices.js'
 import type { NoticeLogger } from './instrument/notices.js'
 import { formatSpansWith, settleSpansWith } from './spans.js'
-import type { IntegrationContext, ProfilerIntegration, ProfilerRoute } from './integration.js'
+import type { IntegrationContext, PanelScript, ProfilerIntegration, ProfilerRoute } from './integration.js'
 import type { Profiler } from './profiler.js'
 
 /** An integration's process-wide part, one per integration object (so two apps share it). */
@@ -42,6 +42,8 @@ export function handleSpansOf (integration: ProfilerIntegration): void {
 export interface IntegrationsSetUp {
   /** every integration's routes, to be registered under the profiler's path */
   readonly routes: readonly ProfilerRoute[]
+  /** every integration's panel scripts, served and loaded by the profiler's pages */
+  readonly scripts: readonly PanelScript[]
   /** content partials of their pages, by name */
   readonly partials: Readonly<Record<string, string>>
   /** what the toolbar's model gets of them for a request */
@@ -54,15 +56,16 @@ export interface IntegrationsSetUp {
  * Sets up `integrations` for one app's profiler, in their order: their span kinds' handling,
  * their process-wide capture (retained; the ES module copies of dual packages instrumented
  * before this resolves, so that the app's later `import` gets them instrumented), then each
- * one's `setup`: its recording extensions and collectors added, its routes and toolbar parts
- * handed back. What the instrumentation finds wrong (a version outside a declared range, a
- * method missing) is said once through `log`.
+ * one's `setup`: its recording extensions, collectors and readers (for agents and scripts)
+ * added, its routes and toolbar parts handed back. What the instrumentation finds wrong (a
+ * version outside a declared range, a method missing) is said once through `log`.
  */
 export async function setUpIntegrations (integrations: readonly ProfilerIntegration[], profiler: Profiler, context: Omit<IntegrationContext, 'profiler'>, log: NoticeLogger): Promise<IntegrationsSetUp> {
   const given: IntegrationContext = { ...context, profiler }
   const releases: Array<() => void> = [instrumentationNotices.listen(log)]
   const closes: Array<() => void | Promise<void>> = []
   const routes: ProfilerRoute[] = []
+  const scripts: PanelScript[] = []
   const partials: Record<string, string> = {}
   const toolbars: Array<(request: FastifyRequest) => Record<string, unknown>> = []
   const close = async (): Promise<void> => {
@@ -84,6 +87,8 @@ export async function setUpIntegrations (integrations: readonly ProfilerIntegrat
       for (const extension of parts.extensions ?? []) profiler.extend(extension)
       for (const collector of parts.collectors ?? []) context.kernel.addCollector(collector)
       routes.push(...parts.routes ?? [])
+      scripts.push(...parts.scripts ?? [])
+      profiler.readers.push(...parts.readers ?? [])
       if (parts.toolbar !== undefined) toolbars.push(parts.toolbar.bind(parts))
       if (parts.close !== undefined) closes.push(parts.close.bind(parts))
     }
@@ -93,6 +98,7 @@ export async function setUpIntegrations (integrations: readonly ProfilerIntegrat
   }
   return {
     routes,
+    scripts,
     partials,
     toolbar: (request) => Object.assign({}, ...toolbars.map((toolbar) => toolbar(request))) as Record<string, unknown>,
     close

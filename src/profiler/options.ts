@@ -16,13 +16,19 @@ import type { Thresholds } from './thresholds.js'
 /** Options of the web profiler: `app.register(kernel, { debug: true, profiler: { ... } })`. */
 export interface ProfilerOptions {
   /**
-   * where profiles are kept: `memory` (bounded LRU, the plugin's default; per process), `file`
-   * (one process per folder), `redis` (shared by every process; needs `redis.client`), or the
-   * app's own storage, an object implementing `ProfileStorage` (docs/profiler.md, "Storage"):
-   * used as is, it keeps its own bounds, and the kernel closes it when the app closes
+   * where profiles are kept: `file` (the default: a folder every process of the app writes and
+   * reads at once: servers, cluster workers, queue workers, commands), `memory` (bounded LRU,
+   * this process only; nothing on disk), `redis` (shared by every process and host; needs
+   * `redis.client`), or the app's own storage, an object implementing `ProfileStorage`
+   * (docs/profiler.md, "Storage"): used as is, it keeps its own bounds, and the kernel closes it
+   * when the app closes
    */
   storage?: BuiltInStorage | ProfileStorage
-  /** folder of the file storage; default `var/profiler` under the working directory */
+  /**
+   * folder of the file storage; default `var/profiler` under the app's root (the nearest folder
+   * holding a `package.json` above the script Node was started with, whatever the working
+   * directory); a relative path is taken from the working directory
+   */
   directory?: string
   /** the Redis storage: the app's ioredis client (never closed by the kernel), a key prefix, a time bound per call */
   redis?: { client: RedisCommands, prefix?: string, commandTimeout?: number }
@@ -62,8 +68,12 @@ export interface ProfilerOptions {
    * case-insensitive); the debug error page masks with the same policy
    */
   redact?: { names?: string[], pattern?: string }
-  /** the web debug toolbar injected into HTML pages (default true) */
-  toolbar?: boolean
+  /**
+   * the web debug toolbar injected into HTML pages (default true); `{ ajaxReplace: true }`, as
+   * Symfony 7.3's `ajax_replace`: each fetch()/XHR response of the page says
+   * `X-Debug-Toolbar-Replace: 1`, and the toolbar then shows that request's profile
+   */
+  toolbar?: boolean | { ajaxReplace?: boolean }
   /**
    * most spans (HTTP calls, SQL statements, Redis commands, renders, the app's own) kept in one
    * profile (default 1000); beyond it they are counted, not kept
@@ -101,7 +111,8 @@ export interface ResolvedProfilerOptions {
   /** a built-in storage's name, or the app's own storage */
   storage: BuiltInStorage | ProfileStorage
   capture: CaptureMode
-  directory: string
+  /** the file storage's folder as given; undefined: the default, under the app's root (filled in when the storage opens) */
+  directory: string | undefined
   redis: { client: RedisCommands, prefix?: string, commandTimeoutMs: number } | undefined
   maxProfiles: number
   maxAgeMs: number
@@ -113,6 +124,8 @@ export interface ResolvedProfilerOptions {
   saveBudget: number
   keepPerSecond: number
   toolbar: boolean
+  /** the toolbar takes the profile of the page's latest fetch()/XHR (its response says so) */
+  toolbarAjaxReplace: boolean
   maxSpans: number
   thresholds: Thresholds
   origins: boolean
@@ -150,7 +163,7 @@ const schema = {
     allowedHosts: { type: 'array', items: { type: 'string', minLength: 1 } },
     saveBudget: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
     keepPerSecond: { type: 'integer', minimum: 0 },
-    toolbar: { type: 'boolean' },
+    toolbar: { anyOf: [{ type: 'boolean' }, { type: 'object', additionalProperties: false, properties: { ajaxReplace: { type: 'boolean' } } }] },
     maxSpans: { type: 'integer', minimum: 0, maximum: 100_000 },
     origins: { type: 'boolean' },
     // each name is checked against the built-in panels' (resolveProfilerOptions' `builtIns`)
@@ -270,9 +283,9 @@ export function resolveProfilerOptions (given: boolean | ProfilerOptions | Recor
   problems.push(...integrationOptionProblems(o, builtIns))
   if (problems.length > 0) fail(problems)
   return {
-    storage: o.storage ?? 'memory',
+    storage: o.storage ?? 'file',
     capture: capture as CaptureMode,
-    directory: o.directory ?? 'var/profiler',
+    directory: o.directory,
     redis: o.redis === undefined ? undefined : { client: o.redis.client, ...(o.redis.prefix === undefined ? {} : { prefix: o.redis.prefix }), commandTimeoutMs: o.redis.commandTimeout ?? 500 },
     maxProfiles: o.maxProfiles ?? DEFAULT_MAX_PROFILES,
     maxAgeMs: (o.maxAge ?? DEFAULT_MAX_AGE_SECONDS) * 1000,
@@ -283,7 +296,8 @@ export function resolveProfilerOptions (given: boolean | ProfilerOptions | Recor
     redactPattern,
     saveBudget: o.saveBudget ?? 0.05,
     keepPerSecond: o.keepPerSecond ?? 200,
-    toolbar: o.toolbar ?? true,
+    toolbar: o.toolbar !== false,
+    toolbarAjaxReplace: typeof o.toolbar === 'object' && o.toolbar.ajaxReplace === true,
     maxSpans: o.maxSpans ?? 1000,
     thresholds: { ...DEFAULT_THRESHOLDS, ...o.thresholds },
     origins: o.origins ?? true,

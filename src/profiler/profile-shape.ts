@@ -41,7 +41,8 @@ const unitProperties = {
 const figureProperties = {
   figures: { type: 'object', additionalProperties: { type: 'object', additionalProperties: { type: ['number', 'boolean'] } } },
   statements: { type: 'integer', minimum: 0 },
-  nPlusOne: { type: 'array', items: string }
+  nPlusOne: { type: 'array', items: string },
+  flags: { type: 'array', items: string }
 }
 
 const summarySchema = {

@@ -8,10 +8,12 @@ export interface Profile extends ProfileSummary {
   aborted: boolean
   /** what each collector collected for the request, by collector name */
   collected: Partial<CollectedData> & Record<string, unknown>
+  /** the profile was larger than a profile may be, and was cut: what was done (profile-bound.ts) */
+  cut?: string
 }
 
 export function summarize (profile: ProfileSummary): ProfileSummary {
-  const { token, kind, name, parent, method, url, statusCode, ip, time, duration } = profile
+  const { token, kind, name, parent, method, url, statusCode, ip, time, duration, flags } = profile
   const summary: ProfileSummary = { token, method, url, statusCode, ip, time, duration }
   // written only when they say something: a request's summary stays as it was
   if (kind !== undefined && kind !== 'request') summary.kind = kind
@@ -20,6 +22,7 @@ export function summarize (profile: ProfileSummary): ProfileSummary {
   // figures of newer profiles only: an older one simply matches no filter on them
   const figures = figuresOf(profile)
   if (figures !== undefined) summary.figures = figures
+  if (flags !== undefined) summary.flags = flags
   return summary
 }
 

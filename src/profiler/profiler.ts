@@ -8,10 +8,11 @@ import type { ResolvedProfilerOptions } from './options.js'
 import type { ProfileStorage } from './storage/storage.js'
 import type { Profile } from './profile.js'
 import type { Panels } from './pages/panels.js'
+import type { PanelReader } from './findings.js'
 import { ProfilerAdmission } from './admission.js'
 import { LogCapture, newCapture } from './log-capture.js'
 import { ProfileSaves } from './saves.js'
-import type { ProfilerLogger } from './saves.js'
+import type { Drops, ProfilerLogger } from './saves.js'
 import { Recorder } from './recorder.js'
 import type { RecordingExtension } from './recorder.js'
 import { RequestRecording } from './request-recording.js'
@@ -50,6 +51,11 @@ export class Profiler implements KernelProfiler {
   readonly capture: CapturePolicy
   /** the panels of the kernel's collectors (each profile's menu, badges and toolbar items) */
   panels: Panels | undefined
+  /**
+   * what the panels tell agents and scripts: the flags they raise, triage's findings, a
+   * comparison's figures (each integration's `readers`, in their order)
+   */
+  readonly readers: Array<PanelReader<any>> = []
   /** where spans and dumps were started in the app's code, resolved when profiles are built */
   readonly origins: OriginResolver
   private readonly saves: ProfileSaves
@@ -66,7 +72,7 @@ export class Profiler implements KernelProfiler {
     const failed = (recording: Recording) => (collector: string, error: unknown): void => {
       collectFailure.warn({ err: error, collector, token: recording.token })
     }
-    const build = (recording: Recording): Profile => buildProfile(kernel, recording, failed(recording))
+    const build = (recording: Recording): Profile => buildProfile(kernel, recording, failed(recording), this.readers)
     // the memory storage keeps recordings as they are, and builds their profiles when they are read
     if (keepsRecordings(storage)) storage.useBuilder({ profile: build, summary: (recording) => summaryOf(kernel, recording) })
     this.saves = new ProfileSaves(storage, options, build, log)
@@ -81,9 +87,14 @@ export class Profiler implements KernelProfiler {
     return this.kernel.redactor
   }
 
-  /** profiles not stored (the save budget, the storage's backlog or a failure) */
+  /** profiles not stored (the save budget, the storage's backlog, no token, a failure) */
   get dropped (): number {
     return this.saves.dropped
+  }
+
+  /** the same, by reason */
+  get drops (): Readonly<Drops> {
+    return this.saves.drops
   }
 
   /** profiles stored */
@@ -110,6 +121,7 @@ export class Profiler implements KernelProfiler {
     if (!this.capture.records(() => false, parent !== null && recordingOf(context.parent) !== undefined)) return await fn(undefined)
     const recording = this.recorder.begin(context, { kind, name, parent }, newCapture(context.startedAt))
     if (recording === undefined) return await fn(undefined)
+    let kept = false
     try {
       return await runInUnit(context, () => fn(recording.token))
     } catch (error) {
@@ -117,8 +129,13 @@ export class Profiler implements KernelProfiler {
       context.exception = error
       throw error
     } finally {
-      if (this.capture.keeps(recording.failed, context.elapsed(), false)) this.recorder.end(recording, { kind, name, context, aborted: false })
+      kept = this.capture.keeps(recording.failed, context.elapsed(), false)
+      if (kept) this.recorder.end(recording, { kind, name, context, aborted: false })
       else this.recorder.discard(recording)
+      // a unit of its own (a command, a job a worker runs), not part of another recording:
+      // settled once its profile is stored, so that a script may exit at once, and the token
+      // it prints opens from any process
+      if (kept && recordingOf(context.parent) === undefined) await this.saves.untilStored(recording.token)
     }
   }
 

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { KernelContext } from '../kernel/context.js'
 import type { FinishedUnit, RequestSnapshot } from '../kernel/collector.js'
 import { Recording, recordingOf } from './recording.js'
+import type { RecordingHolder } from './recording.js'
 import type { CapturedLogs } from './log-capture.js'
 import { settleLogCalls } from './log-capture.js'
 import { SpanList } from './spans.js'
@@ -52,7 +53,7 @@ export interface EndedUnit extends Omit<FinishedUnit, 'redactor'> {
  * profile, the capture of mail and queued jobs attach here; what they keep goes in the unit's
  * context (a `KernelState` slot) or on the recording.
  */
-export interface RecordingExtension {
+export interface RecordingExtension extends RecordingHolder {
   /** named in the warning when it fails */
   readonly name: string
   begin?(recording: Recording, context: KernelContext, unit: LiveUnit): void
@@ -67,6 +68,8 @@ export interface RecordingExtension {
  */
 export class Recorder {
   private readonly extensions: RecordingExtension[] = []
+  /** the extensions that keep values with a recording (counted and cut with it) */
+  private holders: readonly RecordingHolder[] = []
 
   /**
    * @param origins where spans were started in the app's code is captured and resolved with it (the `origins` option)
@@ -83,6 +86,7 @@ export class Recorder {
   /** Adds what begins and ends with every recording from now on. */
   extend (extension: RecordingExtension): void {
     this.extensions.push(extension)
+    if (extension.held !== undefined || extension.shrink !== undefined) this.holders = [...this.holders, extension]
   }
 
   /**
@@ -95,6 +99,7 @@ export class Recorder {
     const parent = unit.parent === null ? undefined : unit.parent ?? recordingOf(context.parent)?.token
     const recording = new Recording(token, unit.kind, unit.name, parent, context, logs, heapUsed(), new SpanList(this.maxSpans, context.startedAt, this.origins))
     context.set('profiler', recording)
+    recording.holders = this.holders
     for (const extension of this.extensions) {
       if (extension.begin === undefined) continue
       try {

@@ -2,9 +2,23 @@ import type { KernelContext } from '../kernel/context.js'
 import type { RequestSnapshot } from '../kernel/collector.js'
 import type { CapturedLogs } from './log-capture.js'
 import type { SpanList } from './spans.js'
+import type { RedirectOrigin } from './redirect-cookie.js'
 
 export const PROFILER_PATH = '/_profiler'
 export const TOOLBAR_PATH = '/_wdt'
+
+/**
+ * Something that keeps values the app gave (a mail's body, a job's data) with a recording, in
+ * the unit's state, until its profile is read: a memory storage counts them and, when a
+ * recording holds more than it lets one, has them cut (recording-size.ts). A panel's recording
+ * extension is one (`RecordingExtension`).
+ */
+export interface RecordingHolder {
+  /** hands each value it keeps for the unit to `count` (what two values share is counted once) */
+  held?(context: KernelContext, count: (value: unknown) => void): void
+  /** cuts its large values in place, each marked where its panel shows it (bounded-value.ts) */
+  shrink?(context: KernelContext): void
+}
 
 /**
  * What the profiler keeps about a unit of work (an HTTP request, a job, a command…): recorded
@@ -30,6 +44,12 @@ export class Recording {
   heapUsedEnd = 0
   /** its exception's stack, read as it ended (formatted: it keeps no frame alive) */
   stack: string | undefined
+  /** the redirect the browser followed to this request (Symfony's `sf_redirect`) */
+  redirect: RedirectOrigin | undefined
+  /** it held too much to be kept whole and was cut (recording-size.ts): what its profile says of it */
+  cut: string | undefined
+  /** what keeps values of the app's with it in the unit's state (a panel's mails, jobs, dumps): counted and cut with it (recording-size.ts) */
+  holders: readonly RecordingHolder[] = []
 
   /**
    * @param kind `request`, or what `record()` was given

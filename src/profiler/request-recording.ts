@@ -16,6 +16,8 @@ import type { ProfilerAdmission } from './admission.js'
 import type { LogCapture } from './log-capture.js'
 import type { Recorder } from './recorder.js'
 import { profileLink, recordingOf } from './recording.js'
+import type { Recording } from './recording.js'
+import { REDIRECT_COOKIE, clearRedirectCookie, isFollowedRedirect, redirectCookie, redirectOrigin } from './redirect-cookie.js'
 import { REQUEST_KIND } from './unit.js'
 import type { CapturePolicy } from './capture.js'
 
@@ -55,7 +57,7 @@ export function snapshotOf (request: FastifyRequest, reply: FastifyReply, contex
 }
 
 /** What the profiler's routes carry under `kProfilerRoute` (`RouteMarks`). */
-export type ProfilerRouteMark = true | 'profiled'
+export type ProfilerRouteMark = true | 'profiled' | 'refuses'
 
 /**
  * The recording of HTTP requests, the unit of work the kernel records itself: stage listeners
@@ -80,14 +82,17 @@ export class RequestRecording {
    * First kernel.request listener: begins the recording (its token, so the error page can link
    * it) unless the request is for the profiler itself. A profiler route asked by a client outside
    * the allowed networks, or through a proxy Fastify does not trust, becomes a routing miss: the
-   * router answers the ordinary 404, and it is profiled.
+   * router answers the ordinary 404, and it is profiled; a route marked `refuses` (the MCP
+   * endpoint) refuses such a client itself, unprofiled.
    */
   readonly start = (event: RequestEvent): void => {
     const { request, reply, context } = event
     const mark = routeMarks(request.routeOptions.config)[kProfilerRoute]
     if (mark !== undefined && !request.is404) {
-      if (!this.admission.admits(request)) context.forcedMiss = true
-      else if (mark !== 'profiled') return
+      if (!this.admission.admits(request)) {
+        if (mark === 'refuses') return
+        context.forcedMiss = true
+      } else if (mark !== 'profiled') return
     }
     let asked: boolean | undefined
     const asks = (): boolean => (asked ??= this.capture.asked(request) && this.admission.admits(request))
@@ -107,8 +112,25 @@ export class RequestRecording {
     }
     event.reply.header('X-Debug-Token', recording.token)
     event.reply.header('X-Debug-Token-Link', profileLink(event.context, recording.token))
+    this.linkRedirect(event, recording)
     recording.size = payloadSize(event.payload)
     recording.timeToFirstByteMs = event.context.elapsed()
+  }
+
+  /**
+   * Symfony's redirect link: a request the browser was redirected to keeps where from (the
+   * cookie the redirect set, then cleared); a redirect sets it, naming its own profile.
+   */
+  private linkRedirect ({ request, reply, context }: ResponseEvent, recording: Recording): void {
+    const secure = context.uri?.scheme === 'https'
+    const from = redirectOrigin(request.headers.cookie)
+    if (from !== undefined) recording.redirect = from
+    if (isFollowedRedirect(reply.statusCode, reply.getHeader('location'))) {
+      const route = typeof context.attributes._route === 'string' ? context.attributes._route : null
+      reply.header('set-cookie', redirectCookie({ token: recording.token, method: request.method, route, statusCode: reply.statusCode }, secure))
+    } else if (request.headers.cookie?.includes(REDIRECT_COOKIE) === true) {
+      reply.header('set-cookie', clearRedirectCookie(secure))
+    }
   }
 
   /**

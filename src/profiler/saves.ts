@@ -23,6 +23,23 @@ const MAX_PENDING_SAVES = 256
  */
 const SAVE_WINDOW_MS = 1000
 
+/**
+ * Why units were not profiled, counted apart: the search page says which, with its count, rather
+ * than blaming load for a storage that failed.
+ */
+export interface Drops {
+  /** the save budget of a second was spent (heavy load): the unit was not recorded */
+  budget: number
+  /** the storage was behind (saves waiting beyond its bound): the unit was not recorded */
+  backlog: number
+  /** the storage could not promise a unique token (a shared store unreachable or slow to answer): the unit was not recorded */
+  token: number
+  /** the storage refused or failed the save: the unit was recorded, its profile lost */
+  failed: number
+  /** the last failure's message */
+  lastFailure?: string
+}
+
 export interface SaveLimits {
   maxProfiles: number
   /** the share of the main thread building and serialising profiles may take (1: no limit) */
@@ -52,15 +69,14 @@ export class ProfileSaves {
 
   /** tokens of this process's recordings whose profile is not stored (nor dropped) yet */
   private readonly unsaved = new Set<string>()
+  /** what waits for a token's profile to be stored (or dropped) */
+  private readonly waiting = new Map<string, Array<() => void>>()
   /** saves waiting for the storage */
   private pendingSaves = 0
   /** recordings ended whose profile is not built yet (or whose end is still being completed) */
   private scheduled = 0
-  /**
-   * profiles not stored: the save budget or the queue was exhausted, the storage failed (a
-   * shared store down or slow), or it could not reserve a token (the unit then has none)
-   */
-  dropped = 0
+  /** profiles not stored, by reason (`dropped` is their sum) */
+  readonly drops: Drops = { budget: 0, backlog: 0, token: 0, failed: 0 }
   /** profiles stored: with `dropped`, every unit profiled is counted once (the bench checks nothing is lost) */
   saved = 0
   private readonly maxPendingSaves: number
@@ -94,17 +110,19 @@ export class ProfileSaves {
    * or the storage cannot promise a unique token now (counted as dropped either way).
    */
   reserve (): string | undefined {
-    if (this.saturated) {
-      this.dropped++
+    const saturation = this.saturation()
+    if (saturation !== undefined) {
+      this.drops[saturation]++
       return undefined
     }
     const token = this.storage.reserveToken()
     if (token === undefined) {
-      this.dropped++
+      this.drops.token++
       return undefined
     }
     // a unit that never ends (a hijacked reply) must not grow this set without bound
     if (this.unsaved.size >= 10_000) this.unsaved.clear()
+    if (this.waiting.size >= 10_000) this.forgetWaiters()
     this.unsaved.add(token)
     return token
   }
@@ -140,10 +158,23 @@ export class ProfileSaves {
     while (this.pendingSaves > 0 || this.scheduled > 0) await new Promise((resolve) => setTimeout(resolve, 2))
   }
 
+  /** profiles not stored, whatever the reason */
+  get dropped (): number {
+    return this.drops.budget + this.drops.backlog + this.drops.token + this.drops.failed
+  }
+
   /** Resolves once the profile of `token` is stored (or dropped), waiting at most `timeoutMs`. */
   async untilStored (token: string, timeoutMs = 2000): Promise<void> {
-    const until = performance.now() + timeoutMs
-    while (this.unsaved.has(token) && performance.now() < until) await new Promise((resolve) => setTimeout(resolve, 5))
+    if (!this.unsaved.has(token)) return
+    let timer: NodeJS.Timeout | undefined
+    await new Promise<void>((resolve) => {
+      const waiters = this.waiting.get(token)
+      if (waiters === undefined) this.waiting.set(token, [resolve])
+      else waiters.push(resolve)
+      timer = setTimeout(resolve, timeoutMs)
+      timer.unref()
+    })
+    clearTimeout(timer)
   }
 
   /**
@@ -153,7 +184,13 @@ export class ProfileSaves {
    * token whose profile never exists).
    */
   get saturated (): boolean {
-    return this.keeps ? this.pastKeepRate() : this.saturatedWith(this.pendingSaves)
+    return this.saturation() !== undefined
+  }
+
+  /** Why a unit beginning now would not be profiled (the budget, the storage's backlog), if it would not. */
+  private saturation (): 'budget' | 'backlog' | undefined {
+    if (this.keeps) return this.pastKeepRate() ? 'budget' : undefined
+    return this.saturatedWith(this.pendingSaves)
   }
 
   /**
@@ -183,10 +220,11 @@ export class ProfileSaves {
     this.windowSaves = 0
   }
 
-  private saturatedWith (pendingSaves: number): boolean {
+  private saturatedWith (pendingSaves: number): 'budget' | 'backlog' | undefined {
     this.rollWindow()
     const { saveBudget, keepPerSecond } = this.limits
-    return pendingSaves >= this.maxPendingSaves || (saveBudget < 1 && this.windowSaves >= keepPerSecond && this.windowSpent >= saveBudget * SAVE_WINDOW_MS)
+    if (pendingSaves >= this.maxPendingSaves) return 'backlog'
+    return saveBudget < 1 && this.windowSaves >= keepPerSecond && this.windowSpent >= saveBudget * SAVE_WINDOW_MS ? 'budget' : undefined
   }
 
   /**
@@ -195,8 +233,9 @@ export class ProfileSaves {
    */
   private saveOrDrop (recording: Recording, backlog: number): void {
     this.scheduled--
-    if (this.saturatedWith(backlog)) {
-      this.dropped++
+    const saturation = this.saturatedWith(backlog)
+    if (saturation !== undefined) {
+      this.drops[saturation]++
       this.release(recording.token)
       return
     }
@@ -214,7 +253,8 @@ export class ProfileSaves {
       await saved
       this.saved++
     } catch (error) {
-      this.dropped++
+      this.drops.failed++
+      this.drops.lastFailure = (error as Error).message
       this.saveFailure.warn({ err: error, token: recording.token, dropped: this.dropped })
     } finally {
       this.release(recording.token)
@@ -222,8 +262,19 @@ export class ProfileSaves {
     }
   }
 
+  /** Everything waiting is let go (a bound: what waits on units that never end). */
+  private forgetWaiters (): void {
+    const all = [...this.waiting.values()]
+    this.waiting.clear()
+    for (const waiters of all) for (const resolve of waiters) resolve()
+  }
+
   private release (token: string): void {
     this.storage.releaseToken(token)
     this.unsaved.delete(token)
+    const waiters = this.waiting.get(token)
+    if (waiters === undefined) return
+    this.waiting.delete(token)
+    for (const resolve of waiters) resolve()
   }
 }

@@ -103,7 +103,11 @@ export class SpanList {
   format (redactor: Redactor): void {
     if (this.formatted) return
     this.formatted = true
-    this.visit((span) => { formatters.get(span.kind)?.(span, redactor) })
+    this.visit((span) => {
+      formatters.get(span.kind)?.(span, redactor)
+      // a failure's message may quote a URL with its credentials (undici's, a driver's)
+      if (span.error !== undefined) span.error = redactor.message(span.error)
+    })
   }
 
   /**

@@ -1,11 +1,21 @@
 /*
- * fastify-kernel profiler pages: the "Copy" buttons. `data-copy="<text>"` copies that text (the
+ * fastify-kernel profiler pages: the phone's menu and the "Copy" buttons. On a narrow window the
+ * panels' menu folds above the panel (it is open without this script, and on a wider window).
+ * The "Copy" buttons: `data-copy="<text>"` copies that text (the
  * Database panel's runnable queries) and the button says so; `data-copy-from="<id>"` copies the
  * text of the element with that id (a curl command) and shows its `data-copied="<id>"` note. No
  * inline handlers: it runs under a strict Content-Security-Policy (loaded with the page's nonce).
  */
 (function () {
   'use strict'
+  const menu = document.querySelector('details[data-menu]')
+  if (menu !== null && typeof window.matchMedia === 'function') {
+    const phone = window.matchMedia('(max-width: 760px)')
+    const fold = function () { menu.open = !phone.matches }
+    fold()
+    phone.addEventListener('change', fold)
+  }
+
   function told (button, id) {
     if (id === null) {
       button.textContent = 'Copied'

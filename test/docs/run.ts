@@ -63,8 +63,7 @@ export interface DocsService {
 /**
  * The example service started with `npm start` (its build step, then service/dist/main.js), on
  * its embedded defaults but for two settings: `PORT`, a free port, and `PROFILER_DIR`, a
- * temporary folder (the file storage takes one process per folder: a developer's own
- * `npm start` may hold var/profiler).
+ * temporary folder (the docs' runs leave no profiles in a developer's own var/profiler).
  */
 export async function startDocsService (): Promise<DocsService> {
   const port = await freeFourDigitPort()

@@ -20,9 +20,9 @@ t.test('the package entry exports a small runtime surface; the rest are types', 
   t.ok(names.length <= 20, `${names.length} runtime exports (at most 20)`)
 })
 
-t.test('subpaths: HTTP and security exceptions, security helpers, session stores, the OpenTelemetry span processor, the storage contract', async (t) => {
+t.test('subpaths: HTTP and security exceptions, security helpers, session stores, the OpenTelemetry span processor, the storage contract, the JSON Schema of a profile', async (t) => {
   const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, { types: string, import: string } | string> }
-  t.same(Object.keys(manifest.exports), ['.', './exceptions', './security', './session', './opentelemetry', './testing', './package.json'])
+  t.same(Object.keys(manifest.exports), ['.', './exceptions', './security', './session', './opentelemetry', './testing', './profile.schema.json', './package.json'])
   // a clean checkout type-checks its tests before any build: each subpath maps to its source there
   const testConfig = readFileSync(join(root, 'tsconfig.test.json'), 'utf8')
   for (const [path, target] of Object.entries(manifest.exports)) {

@@ -9,7 +9,7 @@ const artifacts = resolve(import.meta.dirname, '../artifacts')
 if (chromiumAvailable(t)) {
   t.test('a 404\'s profile in a real browser: panels switch, the timeline and the routing trace render, no console errors', async (t) => {
     mkdirSync(artifacts, { recursive: true })
-    const app = await buildApp({ debug: true })
+    const app = await buildApp({ debug: true }, { pluginTimeout: 120_000 })
     t.teardown(() => app.close())
     await app.listen({ port: 0, host: '127.0.0.1' })
     const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`

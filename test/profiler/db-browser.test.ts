@@ -22,7 +22,7 @@ if (chromiumAvailable(t)) {
     t.teardown(() => pool.end())
     pool.on('error', () => {})
     await pool.query('CREATE TABLE books (id int PRIMARY KEY, title text)')
-    const app = await buildApp({ debug: true }, {}, (app) => {
+    const app = await buildApp({ debug: true }, { pluginTimeout: 120_000 }, (app) => {
       // scripts by nonce only: the profiler page's own script must carry the response's
       app.register(helmet, { contentSecurityPolicy: { directives: { scriptSrc: ['\'none\''] } } })
       app.get('/books', async () => (await pool.query('SELECT title FROM books WHERE title = $1 AND id > $2', ['O\'Brien', 0])).rows)

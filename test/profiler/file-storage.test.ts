@@ -1,15 +1,16 @@
 /**
  * The file storage's layout: segments appended once a turn, rotated whole by count and by age,
  * the index rebuilt from them after a restart, a torn last line skipped, a failed write, a
- * folder of the previous layout (a file per profile) read until its profiles leave the bounds,
- * the lock, the folder deleted under it. The rules every storage keeps are the contract's
- * (storage-contract.test.ts).
+ * folder of the previous layouts (a file per profile; segments of a single writer) read until
+ * its profiles leave the bounds, writers of one folder at once, the folder deleted under it.
+ * The rules every storage keeps are the contract's (storage-contract.test.ts); processes
+ * writing one folder, killed mid-write, are writer-slots.test.ts's.
  */
 import t from 'tap'
 import type { Test } from 'tap'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, utimesSync, writeFileSync } from 'node:fs'
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -36,9 +37,24 @@ function collectingLog (): { warn: (fields: object, message: string) => void, me
   return { warn: (_fields, message) => { messages.push(message) }, messages }
 }
 
-/** The segment files, by number. */
+/** The segment files, by slot then number. */
 function segments (dir: string): string[] {
-  return readdirSync(join(dir, 'segments')).sort((a, b) => parseInt(a) - parseInt(b))
+  const key = (name: string): [string, number] => {
+    const [slot, n] = name.includes('-') ? name.split('-') : ['', name]
+    return [slot, parseInt(n)]
+  }
+  return readdirSync(join(dir, 'segments')).sort((a, b) => key(a)[0].localeCompare(key(b)[0]) || key(a)[1] - key(b)[1])
+}
+
+/** The writer slots held in the folder now (their locks). */
+function heldSlots (dir: string): string[] {
+  return readdirSync(join(dir, 'writers')).filter((name) => name.endsWith('.lock')).map((name) => name.slice(0, 2)).sort()
+}
+
+/** The slot of the one storage writing `dir`, and its segments' names. */
+function slotOf (dir: string): { slot: string, segment: (n: number) => string } {
+  const [slot] = heldSlots(dir)
+  return { slot, segment: (n) => `${slot}-${n}.jsonl` }
 }
 
 /** Every whole line of a segment, parsed. */
@@ -67,11 +83,13 @@ t.test('the saves of one turn go to disk in one write, as lines of a segment: th
   const turn = Array.from({ length: 10 }, () => fakeProfile())
   await saveAll(store, turn)
   t.equal(writes, 1, 'ten saves of one turn: one write')
-  t.same(segments(dir), ['1.jsonl'])
-  const lines = records(dir, '1.jsonl')
+  const { slot, segment } = slotOf(dir)
+  t.same(segments(dir), [segment(1)], 'a segment named after the writer\'s slot')
+  t.match(store.reserveToken(), new RegExp(`^${slot}[0-9a-f]{4}$`), 'whose tokens begin with it')
+  const lines = records(dir, segment(1))
   t.same(lines.map((line) => line.p), turn, 'each line holds its profile')
   t.same(lines.map((line) => line.s), turn.map(summarize), 'after its summary')
-  t.same(readdirSync(dir).sort(), ['.lock', '.owner.json', 'probe', 'segments'], 'no file per profile, no index file')
+  t.same(readdirSync(dir).sort(), ['probe', 'segments', 'writers'], 'no file per profile, no index file')
 
   const next = fakeProfile({ url: 'http://example.test/ünïcødé ✓' })
   await store.save(next)
@@ -86,6 +104,7 @@ t.test('reopened, the index is rebuilt from the segments; the next write starts 
   const saved = [fakeProfile({ statusCode: 500 }), fakeProfile(), fakeProfile()]
   await saveAll(store, saved.slice(0, 2))
   await store.save(saved[2])
+  const [first] = segments(dir)
   await store.close()
 
   const again = await FileProfileStorage.open(dir, limits, log)
@@ -96,15 +115,16 @@ t.test('reopened, the index is rebuilt from the segments; the next write starts 
   for (const profile of saved) t.same(await again.load(profile.token), profile)
   const after = fakeProfile()
   await again.save(after)
-  t.same(segments(dir), ['1.jsonl', '2.jsonl'], 'a segment of an earlier run is not appended to')
-  t.same(records(dir, '2.jsonl').map((line) => line.s.token), [after.token])
-  // the same token saved again: the later line is its profile, after a restart too
-  const changed = { ...saved[1], url: 'http://example.test/changed' }
+  const [second] = segments(dir).filter((name) => name !== first)
+  t.equal(segments(dir).length, 2, 'a segment of an earlier run is not appended to')
+  t.same(records(dir, second).map((line) => line.s.token), [after.token])
+  // the same token saved again by its writer: the later line is its profile, after a restart too
+  const changed = { ...after, url: 'http://example.test/changed' }
   await again.save(changed)
   await again.close()
   const third = await FileProfileStorage.open(dir, limits, log)
   t.teardown(() => third.close())
-  t.equal((await third.load(saved[1].token))?.url, 'http://example.test/changed')
+  t.equal((await third.load(after.token))?.url, 'http://example.test/changed')
   t.equal(third.size, 4)
   t.same(log.messages, [])
 })
@@ -120,9 +140,10 @@ t.test('rotation by count: a segment holds an eighth of maxProfiles, and is dele
     t.ok(store.size <= 16, `${store.size} kept`)
   }
   t.same((await store.find({ limit: 100 })).map((s) => s.token).sort(), saved.slice(-16).map((p) => p.token).sort(), 'the 16 newest are kept')
+  const { segment } = slotOf(dir)
   await store.close() // the emptied segments' deletions are done by then
   const files = segments(dir)
-  t.same(files, Array.from({ length: 9 }, (_, i) => `${13 + i}.jsonl`), 'two profiles a segment: the 16 kept are in the last 9 segments (the last being filled)')
+  t.same(files, Array.from({ length: 9 }, (_, i) => segment(13 + i)), 'two profiles a segment: the 16 kept are in the last 9 segments (the last being filled)')
   const onDisk = files.flatMap((file) => records(dir, file).map((line) => line.s.token))
   t.same(onDisk, saved.slice(-17).map((p) => p.token), 'the disk holds the bound and less than a segment more')
 
@@ -142,23 +163,26 @@ t.test('rotation by age (an injected clock): a segment is closed after an eighth
   clock.advance(9_999)
   const second = fakeProfile({ time: clock.now() })
   await store.save(second)
-  t.same(segments(dir), ['1.jsonl'], 'younger than an eighth of maxAge: the same segment')
+  const { slot, segment } = slotOf(dir)
+  t.same(segments(dir), [segment(1)], 'younger than an eighth of maxAge: the same segment')
   clock.advance(1)
   const third = fakeProfile({ time: clock.now() })
   await store.save(third)
-  t.same(segments(dir), ['1.jsonl', '2.jsonl'], 'then a new one')
+  t.same(segments(dir), [segment(1), segment(2)], 'then a new one')
   clock.advance(70_000)
   t.same(await store.load(old.token), old, 'as old as maxAge: kept')
   clock.advance(1)
   t.equal(await store.load(old.token), undefined, 'a millisecond older: expired')
   await store.save(fakeProfile({ time: clock.now() }))
   await store.close()
-  t.same(segments(dir), ['1.jsonl', '2.jsonl', '3.jsonl'], 'segment 1 still holds a kept profile (the second)')
+  t.same(segments(dir), [segment(1), segment(2), segment(3)], 'segment 1 still holds a kept profile (the second)')
   const reopened = await FileProfileStorage.open(dir, { maxProfiles: 1000, maxAgeMs: 80_000 }, collectingLog(), { clock })
   clock.advance(10_000)
   await reopened.save(fakeProfile({ time: clock.now() }))
+  const { slot: now } = slotOf(dir)
   await reopened.close()
-  t.same(segments(dir), ['3.jsonl', '4.jsonl'], 'after a restart and 10 s more, segments 1 and 2, whose profiles all expired, are deleted')
+  // (the new writer takes a slot at random: the first one's again, or another)
+  t.same(segments(dir).sort(), [segment(3), now === slot ? segment(4) : `${now}-1.jsonl`].sort(), 'after a restart and 10 s more, segments 1 and 2, whose profiles all expired, are deleted; the new writer appends to a segment of its own')
 })
 
 t.test('a torn last line (a crash while writing) and a corrupt line are skipped, once logged; the rest is read', async (t) => {
@@ -166,10 +190,11 @@ t.test('a torn last line (a crash while writing) and a corrupt line are skipped,
   const store = await FileProfileStorage.open(dir, limits, collectingLog())
   const kept = [fakeProfile(), fakeProfile(), fakeProfile()]
   await saveAll(store, kept)
+  const [written] = segments(dir)
   await store.close()
   const torn = fakeProfile()
   const line = JSON.stringify({ s: summarize(torn), p: torn })
-  appendFileSync(join(dir, 'segments', '1.jsonl'), 'not a record\n' + line.slice(0, line.length / 2))
+  appendFileSync(join(dir, 'segments', written), 'not a record\n' + line.slice(0, line.length / 2))
 
   const log = collectingLog()
   const reopened = await FileProfileStorage.open(dir, limits, log)
@@ -181,7 +206,14 @@ t.test('a torn last line (a crash while writing) and a corrupt line are skipped,
   const next = fakeProfile()
   await reopened.save(next)
   t.same(await reopened.load(next.token), next)
-  t.same(segments(dir), ['1.jsonl', '2.jsonl'], 'nothing is appended after a torn line')
+  t.equal(segments(dir).length, 2, 'nothing is appended after a torn line')
+  t.ok(readFileSync(join(dir, 'segments', written), 'utf8').endsWith('not a record\n'), 'the torn line (its writer gone) is cut off')
+  await reopened.close()
+  const quiet = collectingLog()
+  const third = await FileProfileStorage.open(dir, limits, quiet)
+  t.teardown(() => third.close())
+  t.same(quiet.messages, ['fastify-kernel: profiler segments hold torn or corrupt lines (a crash while writing); they are skipped'], 'the next process to open the folder says only the corrupt line, still there')
+  t.equal(third.size, 4)
 })
 
 t.test('a record changed on disk reads as not found, logged; a token is never a path', async (t) => {
@@ -191,7 +223,7 @@ t.test('a record changed on disk reads as not found, logged; a token is never a 
   t.teardown(() => store.close())
   const [first, second, third] = [fakeProfile(), fakeProfile(), fakeProfile()]
   await saveAll(store, [first, second, third])
-  const file = join(dir, 'segments', '1.jsonl')
+  const file = join(dir, 'segments', segments(dir)[0])
   const text = readFileSync(file, 'utf8')
   // the same length, so that the other records keep their offsets: a byte of the second's body, and the third's token
   const at = text.indexOf(`"p":{"version":2,"token":"${second.token}"`) + 10
@@ -211,7 +243,7 @@ t.test('the app answers a truncated segment with "not found", never a 500', asyn
   const token = String(res.headers['x-debug-token'])
   await app.kernelProfiler.settled()
   t.equal((await app.inject({ url: `/_profiler/${token}`, headers: { host } })).statusCode, 200)
-  truncateSync(join(dir, 'segments', '1.jsonl'), 300)
+  truncateSync(join(dir, 'segments', segments(dir)[0]), 300)
   const page = await app.inject({ url: `/_profiler/${token}`, headers: { host } })
   t.equal(page.statusCode, 200)
   t.match(page.body, `Token "${token}" not found.`)
@@ -274,7 +306,7 @@ t.test('a folder of the previous layout is read: its profiles are served until t
   t.same(await store.load(real.token), real)
   t.same(await store.load(older.token), older)
   t.equal(await store.load(purged.token), undefined)
-  t.same(readdirSync(dir).filter((name) => !name.startsWith('.')).sort(), [`${older.token}.json`, `${real.token}.json`, 'index.jsonl', 'segments'].sort(), 'the purged, unreadable and temporary files are removed')
+  t.same(readdirSync(dir).filter((name) => !name.startsWith('.')).sort(), [`${older.token}.json`, `${real.token}.json`, 'index.jsonl', 'segments', 'writers'].sort(), 'the purged, unreadable and temporary files are removed')
 
   const newer = [fakeProfile({ time: real.time + 1 }), fakeProfile({ time: real.time + 2 })]
   await saveAll(store, newer)
@@ -285,7 +317,7 @@ t.test('a folder of the previous layout is read: its profiles are served until t
   t.ok(existsSync(join(dir, 'index.jsonl')), 'the old index stays while one of its profiles is kept')
   await store.save(fakeProfile())
   await store.close()
-  t.same(readdirSync(dir).filter((name) => !name.startsWith('.')), ['segments'], 'once its last profile left, the previous layout is gone')
+  t.same(readdirSync(dir).filter((name) => !name.startsWith('.')).sort(), ['segments', 'writers'], 'once its last profile left, the previous layout is gone')
 })
 
 t.test('the app and the console\'s reader serve a folder of the previous layout: its pages, never a 500', async (t) => {
@@ -370,29 +402,51 @@ t.test('the console\'s reader, while the server writes: the same profiles as the
   t.equal(await reader.load(late.token), undefined, 'its segment deleted: not found')
 })
 
-t.test('a second process on the same folder is refused, naming the holder; a stale lock is taken over', async (t) => {
+t.test('storages of one process on one folder (three apps): one writer slot, tokens never twice, segments apart, every profile seen by each, the bounds for the folder as a whole', async (t) => {
   const dir = tempDir(t)
-  const first = await FileProfileStorage.open(dir, limits, collectingLog())
-  const kept = fakeProfile()
-  await first.save(kept)
-  await t.rejects(FileProfileStorage.open(dir, limits, collectingLog()), {
-    code: 'KERNEL_PROFILER_FOLDER_IN_USE',
-    message: new RegExp(`already used by process ${process.pid} on host .*Redis storage`)
-  })
-  t.same(segments(dir), ['1.jsonl'], 'the refused process deleted nothing')
-  await first.close()
-
-  const second = await FileProfileStorage.open(dir, limits, collectingLog())
-  t.same(await second.load(kept.token), kept, 'once the first has closed, the folder opens with its profiles')
-  await second.close()
-
-  // a crashed owner leaves its lock behind; its mtime stops moving, and it goes stale
-  mkdirSync(join(dir, '.lock'))
-  const old = new Date(Date.now() - 60_000)
-  utimesSync(join(dir, '.lock'), old, old)
-  const third = await FileProfileStorage.open(dir, limits, collectingLog())
-  t.teardown(() => third.close())
-  t.same(await third.load(kept.token), kept)
+  const clock = new ManualClock()
+  const bound = { maxProfiles: 12, maxAgeMs: 60_000 }
+  const writers = await Promise.all([1, 2, 3].map(async () => await FileProfileStorage.open(dir, bound, collectingLog(), { clock })))
+  t.equal(heldSlots(dir).length, 1, 'one slot held by the process')
+  const saved: Profile[] = []
+  for (let round = 0; round < 8; round++) {
+    for (const writer of writers) {
+      const token = writer.reserveToken()!
+      const profile = fakeProfile({ token, time: clock.now() + saved.length })
+      saved.push(profile)
+      await writer.save(profile)
+    }
+  }
+  t.equal(new Set(saved.map((profile) => profile.token)).size, saved.length, 'no token handed out twice')
+  t.same([...new Set(saved.map((profile) => profile.token.slice(0, 2)))], heldSlots(dir), 'every one begins with the slot')
+  const byStorage = new Map(saved.map((profile, n) => [profile.token, n % 3]))
+  const mixed = segments(dir).filter((file) => new Set(records(dir, file).map((line) => byStorage.get(line.s.token))).size > 1)
+  t.same(mixed, [], 'each storage appends to segments of its own')
+  const newest = saved.slice(-12).map((profile) => profile.token).reverse()
+  for (const [i, writer] of writers.entries()) {
+    t.same((await writer.find({ limit: 100 })).map((summary) => summary.token), newest, `storage ${i + 1} lists the 12 newest of all three, newest first`)
+    t.equal(writer.size, 12, `storage ${i + 1} keeps the bound for the folder`)
+    t.same(await writer.load(saved.at(-1)!.token), saved.at(-1), `storage ${i + 1} loads the last one (storage 3's)`)
+    t.equal(await writer.load(saved[0].token), undefined, `storage ${i + 1}: the oldest is beyond the bound`)
+  }
+  const reader = new FileProfileReader(dir, bound, collectingLog(), clock)
+  t.same((await reader.find({ limit: 100 })).map((summary) => summary.token), newest, 'the console\'s reader lists the same')
+  // a storage's beat deletes no segment another storage of the process appends to
+  await Promise.all(writers.map(async (writer) => { await (writer as unknown as { maintain: () => Promise<void> }).maintain() }))
+  const later = await Promise.all(writers.map(async (writer, i) => {
+    const profile = fakeProfile({ token: writer.reserveToken()!, time: clock.now() + 100 + i })
+    await writer.save(profile)
+    return profile
+  }))
+  for (const [i, writer] of writers.entries()) {
+    const loaded = await Promise.all([...newest.slice(0, 9), ...later.map((profile) => profile.token)].map(async (token) => (await writer.load(token))?.token))
+    t.same(loaded, [...newest.slice(0, 9), ...later.map((profile) => profile.token)], `storage ${i + 1} reads every kept profile after the beats and the next saves: no segment being written was deleted`)
+  }
+  await writers[0].close()
+  await writers[1].close()
+  t.equal(heldSlots(dir).length, 1, 'the slot is held while one storage of the process is open')
+  await writers[2].close()
+  t.same(heldSlots(dir), [], 'and given back by the last')
 })
 
 t.test('a folder deleted under the storage is created again, and locked again, at the next write', async (t) => {
@@ -405,12 +459,12 @@ t.test('a folder deleted under the storage is created again, and locked again, a
   rmSync(dir, { recursive: true, force: true })
   const next = fakeProfile()
   await store.save(next)
-  t.same(segments(dir), ['2.jsonl'], 'a new segment in the new folder')
+  t.same(segments(dir), [slotOf(dir).segment(1)], 'a new segment in the new folder')
   t.same(await store.load(next.token), next)
   t.same((await store.find()).map((s) => s.token), [next.token], 'what was deleted is no longer listed')
   t.equal(await store.load(lost.token), undefined, 'nor found')
   t.equal(store.size, 1)
-  t.ok(existsSync(join(dir, '.lock')), 'and the folder is locked again')
+  t.equal(heldSlots(dir).length, 1, 'and a writer slot held in it again')
   t.match(log.messages, ['fastify-kernel: the profiler folder was deleted; it is created again'])
 })
 
@@ -421,11 +475,12 @@ t.test('purge: every segment and every file of the previous layout goes; the sto
   t.teardown(() => store.close())
   await saveAll(store, [fakeProfile(), fakeProfile()])
   t.equal(store.size, 3)
+  const { segment } = slotOf(dir)
   await store.purge()
-  t.same(readdirSync(dir).filter((name) => !name.startsWith('.')), ['segments'])
+  t.same(readdirSync(dir).filter((name) => !name.startsWith('.')).sort(), ['segments', 'writers'])
   t.same(segments(dir), [])
   const after = fakeProfile()
   await store.save(after)
   t.same(await store.load(after.token), after)
-  t.same(segments(dir), ['2.jsonl'])
+  t.same(segments(dir), [segment(2)])
 })

@@ -43,6 +43,10 @@ t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
 const template = join(dir, 'flags.hbs')
 writeFileSync(template, `{{#*inline "toolbar"}}<div class="kwdt-item" data-kwdt="flags"><a class="kwdt-main" href="{{link}}">Flags <b data-flags-count>{{count}}</b></a></div>{{/inline}}
 {{#*inline "panel"}}<h2>Feature flags</h2><ul id="flag-reads">{{#each reads}}<li>{{flag}}: {{on}}</li>{{/each}}</ul>{{/inline}}`)
+/** The script of its panel's pages, a file of its own (absolute path: the app's, not the kernel's templates/). */
+const FLAGS_SCRIPT = 'document.querySelector(\'#flag-reads\')?.setAttribute(\'data-ready\', \'\')\n'
+const script = join(dir, 'flags.js')
+writeFileSync(script, FLAGS_SCRIPT)
 
 const flagsCollector: Collector<FlagsData> = {
   name: 'flags',
@@ -61,7 +65,7 @@ const flagsCollector: Collector<FlagsData> = {
   toolbar: (data) => data === undefined ? undefined : { count: data.reads.length }
 }
 
-/** The app's integration: its channel, its extension, its panel and a route of its own. */
+/** The app's integration: its channel, its extension, its panel, a route and a page script of its own. */
 const featureFlags: ProfilerIntegration = {
   name: 'flags',
   // read inside a recorded unit only: given that unit's context
@@ -77,11 +81,12 @@ const featureFlags: ProfilerIntegration = {
         const profile = await kit.load((request.params as { token: string }).token)
         return reply.type('application/json; charset=utf-8').send(JSON.stringify(profile?.collected.flags?.reads ?? null))
       }
-    }]
+    }],
+    scripts: [{ panel: 'flags', path: '/flags.js', name: '_profiler_flags_script', file: script }]
   })
 }
 
-t.test('an app\'s integration: its channel recorded in each unit, through its extension, its panel, toolbar item and route; unsubscribed when the app closes', async (t) => {
+t.test('an app\'s integration: its channel recorded in each unit, through its extension, its panel, toolbar item, route and page script; unsubscribed when the app closes', async (t) => {
   const app = await buildApp({ debug: true, profiler: { integrations: [featureFlags] } }, fastify, (app) => {
     app.get('/checkout', async () => ({ layout: isOn('new-checkout'), dark: isOn('dark-mode') }))
   })
@@ -100,6 +105,17 @@ t.test('an app\'s integration: its channel recorded in each unit, through its ex
   t.match(panel.body, '<ul id="flag-reads"><li>new-checkout: true</li><li>dark-mode: false</li></ul>', 'its panel, from its template')
   t.match(panel.body, /data-panel="flags" class="active"><span>Flags<\/span><span class="badge badge-info">2<\/span>/, 'in the menu, with its badge')
   t.match((await page(app, `/_wdt/${token}`)).body, '<b data-flags-count>2</b>', 'its toolbar item')
+
+  const loads = '<script src="/_profiler/flags.js"'
+  t.match(panel.body, loads, 'its panel\'s page loads its script')
+  t.notMatch((await page(app, `/_profiler/${token}?panel=request`)).body, loads, 'another panel\'s page does not')
+  t.notMatch((await page(app, `/_profiler/${token}?panel=request`)).body, '/_profiler/flame-graph.js', 'nor the CPU panel\'s flame graph')
+  const served = await page(app, '/_profiler/flags.js')
+  t.equal(served.statusCode, 200)
+  t.equal(served.body, FLAGS_SCRIPT, 'the script served from its file')
+  t.match(served.headers['content-type'], 'text/javascript')
+  t.equal(served.headers['cache-control'], 'max-age=600, private')
+  t.equal((await app.inject({ url: '/_profiler/flags.js', headers: { host }, remoteAddress: '203.0.113.9' })).statusCode, 404, 'a script of the profiler\'s: not for a client it does not admit')
 
   const route = await page(app, `/_profiler/${token}/flags.json`)
   t.equal(route.statusCode, 200)
@@ -149,6 +165,8 @@ t.test('a built-in panel switched off installs nothing: its library unpatched, n
   t.equal((await page(off, `/_profiler/${token}/mail/1.eml`)).statusCode, 404, 'no mail route')
   const arm = await off.inject({ method: 'POST', url: '/_profiler/cpu/next', headers: { host } })
   t.equal(arm.statusCode, 404, 'no cpu route')
+  // (the path is then a token the profiler does not know: its "token not found" page, as Symfony's)
+  t.notMatch((await page(off, '/_profiler/flame-graph.js')).headers['content-type'], 'javascript', 'nor the flame graph\'s script')
   t.notMatch((await page(off, `/_wdt/${token}`)).body, 'data-kwdt="cpu-next"', 'no "profile the next request" button')
   await off.close()
 

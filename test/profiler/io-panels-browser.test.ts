@@ -49,7 +49,7 @@ if (chromiumAvailable(t)) {
     t.teardown(() => { upstream.close() })
     const api = `http://127.0.0.1:${(upstream.address() as { port: number }).port}`
 
-    const app = await buildApp({ debug: true, fileLinkFormat: 'vscode' }, {}, (app) => {
+    const app = await buildApp({ debug: true, fileLinkFormat: 'vscode' }, { pluginTimeout: 120_000 }, (app) => {
       app.register(helmet)
       app.get('/favicon.ico', async (_request, reply) => reply.code(204).send())
       app.register(view, { engine: { handlebars: Handlebars.create() }, root: views, options: { partials: { 'book-row': 'partials/book-row.hbs', price: 'partials/price.hbs', nav: 'partials/nav.hbs' } } })

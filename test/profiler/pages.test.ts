@@ -203,7 +203,7 @@ t.test('Symfony\'s panel names open the same panels: router, logger; and perform
     const res = await page(app, `/_profiler/${token}?panel=${symfony}`)
     t.equal(res.statusCode, 200, `?panel=${symfony}`)
     t.match(res.body, `<main id="panel" data-panel="${ours}">`, `?panel=${symfony} opens ${ours}`)
-    t.match(res.body, new RegExp(`<a href="[^"]*panel(=|&#x3D;)${ours}" data-panel="${ours}" class="active">`), 'and marks it in the menu')
+    t.match(res.body, new RegExp(`<a href="[^"]*panel(=|&#x3D;)${ours}" aria-current="page" data-panel="${ours}" class="active">`), 'and marks it in the menu (aria-current too)')
   }
   t.equal((await page(app, `/_profiler/${token}?panel=routerx`)).statusCode, 404, 'other names are still unknown')
   for (const inherited of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {

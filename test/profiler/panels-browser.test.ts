@@ -34,7 +34,7 @@ async function shoot (page: Page, name: string, readmeName?: string, clip?: { x:
 if (chromiumAvailable(t)) {
   t.test('the app\'s panels in a browser: timeline, templates, dumps, configuration; toolbar counts; hostile values stay text', async (t) => {
     mkdirSync(artifacts, { recursive: true })
-    const app = await buildApp({ debug: true }, {}, (app) => {
+    const app = await buildApp({ debug: true }, { pluginTimeout: 120_000 }, (app) => {
       app.register(view, { engine: { handlebars: Handlebars.create() }, root: join(import.meta.dirname, 'fixtures/views') })
       app.get('/favicon.ico', async (_request, reply) => reply.code(204).send())
       app.get('/orders', { config: { name: 'order_list' } }, async (request, reply) => {

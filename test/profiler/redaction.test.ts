@@ -1,6 +1,6 @@
 import t from 'tap'
 import { Redactor, REDACTED } from '../../src/http/redact.js'
-import { buildApp } from '../helpers.js'
+import { buildApp, profileText, withoutExcerpts } from '../helpers.js'
 import { profiled } from './helpers.js'
 
 t.test('redactor: credential headers, names matching the pattern, nested fields, cycles', async (t) => {
@@ -48,10 +48,10 @@ t.test('one policy: the debug error page masks what the profile masks (X-Api-Key
   t.match(res.body, /<th>authorization<\/th><td>\*\*\*\*\*\*<\/td>/)
   t.match(res.body, '<th>URL</th><td>http://example.test/boom?password&#x3D;******&amp;token&#x3D;******&amp;page&#x3D;2</td>', 'and secret query fields')
   t.match(res.body, 'visible-id', 'other headers stay readable')
-  t.notMatch(res.body, /hunter2|t0k3n|k-123|Bearer zzz/, 'no secret anywhere on the page')
+  t.notMatch(withoutExcerpts(res.body), /hunter2|t0k3n|k-123|Bearer zzz/, 'no secret anywhere on the page')
   t.same(profile.collected.request!.headers.find(([n]) => n === 'x-api-key'), ['x-api-key', REDACTED])
   t.equal(profile.url, 'http://example.test/boom?password=******&token=******&page=2')
-  t.notMatch(JSON.stringify(profile), /hunter2|t0k3n|k-123|Bearer zzz/, 'nor in the profile')
+  t.notMatch(profileText(profile), /hunter2|t0k3n|k-123|Bearer zzz/, 'nor in the profile')
 })
 
 t.test('the profiler\'s redact options set the error page\'s policy too', async (t) => {
@@ -59,7 +59,7 @@ t.test('the profiler\'s redact options set the error page\'s policy too', async 
   t.teardown(() => app.close())
   const res = await app.inject({ url: '/boom', headers: { host: 'example.test', accept: 'text/html', 'x-tenant': 'acme' } })
   t.match(res.body, /<th>x-tenant<\/th><td>\*\*\*\*\*\*<\/td>/)
-  t.notMatch(res.body, 'acme')
+  t.notMatch(withoutExcerpts(res.body), 'acme')
 })
 
 t.test('body fields pwd, pass, passphrase, pin and their spellings are masked; look-alike names are not', async (t) => {

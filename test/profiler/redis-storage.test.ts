@@ -145,6 +145,87 @@ t.test('redis storage: ages are read on its clock; Redis expires the keys itself
   t.equal(await admin.exists(`fastify-kernel:{profiler}:p:${old.token}`), 0, 'and deletes its body')
 })
 
+/** The reservations Redis holds now (a token's key holding a process's marker, not a profile). */
+async function reservationKeys (admin: Redis): Promise<string[]> {
+  const keys = await admin.keys('fastify-kernel:{profiler}:p:*')
+  const values = keys.length === 0 ? [] : await admin.mget(...keys)
+  return keys.filter((_, i) => values[i]?.startsWith('r:') === true)
+}
+
+t.test('the app with redis storage after an idle gap (an injected clock): its reservations expired in Redis, the first requests are profiled all the same, nothing dropped', async (t) => {
+  const redis = await TestRedis.start(t)
+  const admin = redis.client(t)
+  const clock = new ManualClock()
+  const app = await buildApp({ debug: true, clock, profiler: { storage: 'redis', redis: { client: await appClient(t, redis) } } })
+  t.teardown(() => app.close())
+  const profiler = profilerOf(app)
+  const before = await app.inject({ url: '/hello/before', headers: { host } })
+  t.match(before.headers['x-debug-token'], /^[0-9a-f]{6}$/, 'profiled before the gap')
+  await profiler.settled()
+  // ten idle minutes: the process's clock moves on with no renewal run (a suspended laptop, a
+  // paused container), and Redis expires the reservations (their TTL is 600 s): deleted here
+  clock.advance(10 * 60_000)
+  const expired = await reservationKeys(admin)
+  t.ok(expired.length > 0, `${expired.length} reservations held before the gap`)
+  await admin.del(...expired)
+  for (const name of ['first', 'second', 'third']) {
+    const res = await app.inject({ url: `/hello/${name}`, headers: { host, accept: 'text/html' } })
+    const token = res.headers['x-debug-token']
+    t.match(token, /^[0-9a-f]{6}$/, `the ${name} request after the gap has a token`)
+    t.equal((await app.inject({ url: `/_wdt/${String(token)}`, headers: { host } })).statusCode, 200, 'its toolbar')
+    t.match((await app.kernelProfiler.profileOf(res)).url, `/hello/${name}`, 'and its profile')
+  }
+  t.equal(profiler.dropped, 0, 'no unit lost')
+  t.notMatch((await app.inject({ url: '/_profiler/', headers: { host } })).body, 'id="dropped"', 'the search page blames nothing')
+  await (profiler.storage as RedisProfileStorage).renewPool()
+  const renewed = await reservationKeys(admin)
+  t.ok(renewed.length > 0, `the pool's reservations are made again (${renewed.length})`)
+})
+
+t.test('the app with redis storage after a few idle minutes (past the 300 s a reservation was once trusted for, its timers late): the first request is profiled and its draw renews the pool', async (t) => {
+  const redis = await TestRedis.start(t)
+  const admin = redis.client(t)
+  const clock = new ManualClock()
+  const app = await buildApp({ debug: true, clock, profiler: { storage: 'redis', redis: { client: await appClient(t, redis) } } })
+  t.teardown(() => app.close())
+  const profiler = profilerOf(app)
+  await profiler.settled()
+  // five minutes and a second on the process's clock with no renewal run; in Redis, the
+  // reservations have 100 s left (their TTL is 600 s): still this process's
+  clock.advance(5 * 60_000 + 1000)
+  const held = await reservationKeys(admin)
+  t.ok(held.length > 0, `${held.length} reservations held`)
+  for (const key of held) await admin.expire(key, 100)
+  const res = await app.inject({ url: '/hello/after', headers: { host, accept: 'text/html' } })
+  const token = String(res.headers['x-debug-token'])
+  t.match(token, /^[0-9a-f]{6}$/, 'the first request after the gap has a token (it had none when a draw let go of reservations older than 300 s)')
+  t.equal((await app.inject({ url: `/_wdt/${token}`, headers: { host } })).statusCode, 200, 'its toolbar')
+  t.match((await app.kernelProfiler.profileOf(res)).url, '/hello/after', 'and its profile')
+  await profiler.settled()
+  t.equal(profiler.dropped, 0, 'no unit lost')
+  // the draw sent the renewal before the save, on the same connection: answered before it
+  const ttls = await Promise.all((await reservationKeys(admin)).map(async (key) => Number(await admin.ttl(key))))
+  t.ok(ttls.length > 0 && ttls.every((ttl) => ttl > 500), `the draw renewed the pool: ${ttls.length} reservations, each with its TTL set again (the lowest ${Math.min(...ttls)} s)`)
+})
+
+t.test('redis storage: the pool\'s reservations are renewed (their TTL set again), one another process took leaves the pool', async (t) => {
+  const redis = await TestRedis.start(t)
+  const admin = redis.client(t)
+  const store = await RedisProfileStorage.open({ client: await appClient(t, redis), maxProfiles: 50, maxAgeMs: 60_000, log: quiet })
+  t.teardown(() => store.close())
+  const keys = await reservationKeys(admin)
+  for (const key of keys) await admin.expire(key, 5)
+  // one expired and taken by another process meanwhile
+  const [taken] = keys
+  await admin.set(taken, 'r:another-process')
+  await store.renewPool()
+  const ttls = await Promise.all(keys.slice(1).map(async (key) => Number(await admin.ttl(key))))
+  t.ok(ttls.every((ttl) => ttl > 590), 'every reservation still its own has its TTL again')
+  const drawn = new Set<string>()
+  for (let token = store.reserveToken(); token !== undefined && drawn.size < keys.length; token = store.reserveToken()) drawn.add(token)
+  t.notOk(drawn.has(taken.slice(-6)), 'the token another process holds is never drawn')
+})
+
 t.test('the app with redis storage: Redis down never fails a request, drops are counted and shown, saves resume when it is back', async (t) => {
   const redis = await TestRedis.start(t)
   const client = await appClient(t, redis)
@@ -192,7 +273,7 @@ t.test('the app with redis storage: Redis down never fails a request, drops are 
   const page = await app.inject({ url: `/_profiler/${resumed}`, headers: { host } })
   t.equal(page.statusCode, 200)
   const dropped = await app.inject({ url: '/_profiler/', headers: { host } })
-  t.match(dropped.body, /id="dropped">\d+ profiles were not stored/, 'the search page shows the drops')
+  t.match(dropped.body, /id="dropped">\d+ profiles were not stored by this process: \d+ without a token: the storage could not reserve one/, 'the search page shows the drops, with their real reason')
 })
 
 t.test('redis storage options: a client is required, and an unreachable Redis fails register clearly', async (t) => {

@@ -31,7 +31,7 @@ const statement = (query: string, values?: unknown[]): void => { sql.traceSync((
 const redis = await TestRedis.start(t)
 
 /** An app whose routes make 0, 2 or 4 statements (the last 3 of one shape: a likely N+1), and the browser's own requests. */
-async function app (t: Test, profiler: KernelOptions['profiler'] = {}): Promise<FastifyInstance> {
+async function app (t: Test, profiler: KernelOptions['profiler'] = { storage: 'memory' }): Promise<FastifyInstance> {
   const server = await createKernelApp({ kernel: { debug: true, profiler } })
   server.get('/page', async () => {
     statement('SELECT 1')
@@ -72,7 +72,7 @@ for (const kind of ['memory', 'file', 'redis'] as const) {
       await client.connect()
       t.teardown(() => { client!.disconnect() })
     }
-    const options = kind === 'memory' ? {} : kind === 'file' ? { storage: 'file' as const, directory: dir } : { storage: 'redis' as const, redis: { client: client!, prefix: `search-${process.pid}:{profiler}:` } }
+    const options = kind === 'memory' ? { storage: 'memory' as const } : kind === 'file' ? { storage: 'file' as const, directory: dir } : { storage: 'redis' as const, redis: { client: client!, prefix: `search-${process.pid}:{profiler}:` } }
     const server = await app(t, options)
     const viewed = await profiled(server, { url: '/page' })
     const books = await profiled(server, { url: '/books' })

@@ -106,7 +106,7 @@ t.test('an encapsulated plugin\'s own view is observed; a failed render is recor
 
   const panel = (await page(app, `/_profiler/${missing.token}?panel=templates`)).body
   t.match(panel, /<span class="mono">no-such-template\.hbs<\/span>[^<]*<[^]*?<div class="level level-error">failed: /)
-  t.match(panel, /<a href="[^"]*" data-panel="templates" class="active"><span>Templates<\/span><span class="badge badge-error">1<\/span>/, 'a failed render marks the menu')
+  t.match(panel, /<a href="[^"]*" aria-current="page" data-panel="templates" class="active"><span>Templates<\/span><span class="badge badge-error">1<\/span>/, 'a failed render marks the menu')
 })
 
 t.test('the panel, the toolbar item and its threshold', async (t) => {
@@ -118,7 +118,7 @@ t.test('the panel, the toolbar item and its threshold', async (t) => {
   t.match(panel, /<tr data-template="page\.hbs"><td class="mono">page\.hbs<\/td><td>page<\/td><td>1<\/td>/)
   t.equal(panel.match(/<div class="card render" data-render="\d">/g)?.length, 3, 'one card per render call')
   const toolbar = (await page(app, `/_wdt/${token}`)).body
-  t.match(toolbar, /<div class="kwdt-item kwdt-slow" tabindex="0" data-kwdt="templates">/, 'over the threshold (0 ms): highlighted')
+  t.match(toolbar, /<div class="kwdt-item kwdt-slow" data-kwdt="templates">/, 'over the threshold (0 ms): highlighted')
   t.match(toolbar, /data-kwdt-templates>3</)
 })
 

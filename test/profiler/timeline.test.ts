@@ -88,9 +88,9 @@ t.test('stages, listeners, the controller and spans in one waterfall, in order o
   t.notMatch(body, /k-123|secret@/, 'no secret reaches the page')
   t.notMatch(body, '<img src=x', 'a span name is escaped')
   t.match(body, '&lt;img src&#x3D;x onerror&#x3D;alert(1)&gt;')
-  for (const kind of ['http_client', 'db', 'cache', 'otel']) t.match(body, `<div class="bar k-${kind}`, `${kind} has its colour`)
-  t.match(body, '<div class="bar k-other', 'a kind the timeline does not know is shown, uncoloured')
-  t.match(body, /<div class="bar k-cache[^"]* failed"/, 'a failed span is marked')
+  for (const kind of ['http_client', 'db', 'cache', 'otel']) t.match(body, `<rect class="bar k-${kind}`, `${kind} has its colour`)
+  t.match(body, '<rect class="bar k-other', 'a kind the timeline does not know is shown, uncoloured')
+  t.match(body, /<rect class="bar k-cache[^"]* failed"/, 'a failed span is marked')
   t.match(body, /id="timeline-legend">.*HTTP client <b>1<\/b>.*Database <b>1<\/b>/s)
   t.match(body, /session read <span class="kind">\(the kernel's: session\)<\/span>/)
 })
@@ -167,7 +167,7 @@ t.test('the time toolbar item is highlighted above profiler.thresholds.time', as
   for (const [app, highlighted] of [[slow, true], [fast, false]] as const) {
     const { token } = await profiled(app, { url: '/about' })
     const toolbar = (await page(app, `/_wdt/${token}`)).body
-    t.equal(/<div class="kwdt-item kwdt-slow" tabindex="0" data-kwdt="time">/.test(toolbar), highlighted, `highlighted: ${String(highlighted)}`)
+    t.equal(/<div class="kwdt-item kwdt-slow" data-kwdt="time">/.test(toolbar), highlighted, `highlighted: ${String(highlighted)}`)
     t.match(toolbar, /data-kwdt-spans>0</)
   }
   await t.rejects(buildApp({ debug: true, profiler: { thresholds: { time: -1 } } }), { code: 'KERNEL_INVALID_OPTIONS', message: /profiler\.thresholds\.time/ })

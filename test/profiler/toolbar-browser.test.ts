@@ -49,7 +49,7 @@ async function shoot (page: Page, name: string, readmeName?: string): Promise<vo
 if (chromiumAvailable(t)) {
   t.test('the web debug toolbar under helmet\'s CSP: shown, follows the page\'s fetch(), links to the profile; the debug error page too', async (t) => {
     mkdirSync(artifacts, { recursive: true })
-    const app = await buildApp({ debug: true, fileLinkFormat: 'vscode' }, {}, (app) => {
+    const app = await buildApp({ debug: true, fileLinkFormat: 'vscode' }, { pluginTimeout: 120_000 }, (app) => {
       // helmet's defaults: script-src 'self' (no inline script), script-src-attr 'none', default-src 'self'
       app.register(helmet)
       app.get('/orders', { config: { name: 'order_list' } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(PAGE))
@@ -78,15 +78,19 @@ if (chromiumAvailable(t)) {
     const pageToken = headers['x-debug-token']
 
     await page.waitForSelector('.kwdt[data-kwdt-loaded]')
-    t.equal(await page.evaluate(() => getComputedStyle(document.querySelector('.kwdt')!).position), 'fixed', 'the toolbar\'s stylesheet applied')
+    t.equal(await page.locator('.kwdt-bar').evaluate((bar) => getComputedStyle(bar).position), 'fixed', 'the toolbar\'s stylesheet applied (in its shadow root)')
     t.equal((await page.textContent('[data-kwdt-status]'))?.trim(), '200', 'the toolbar shows the status')
     t.equal((await page.textContent('[data-kwdt-route]'))?.trim(), '@ order_list', 'and the route')
     t.equal(await page.locator('[data-kwdt-user]').count(), 0, 'no security configured: no user item')
     t.equal(await page.textContent('#result'), '3 open orders', 'the page\'s own script ran')
 
     // the page's fetch() and XHR are listed, newest first, each with its own profile
-    await page.waitForFunction(() => document.querySelector('[data-kwdt-ajax-count]')?.textContent === '2')
-    await page.waitForFunction(() => document.querySelector('[data-kwdt-ajax-rows] tr td')?.textContent === 'POST')
+    // the toolbar is in a shadow root (Playwright's selectors pierce it; the DOM's do not)
+    const inToolbar = (selector: string): Promise<string | null> => page.locator(selector).first().textContent()
+    await page.waitForFunction(() => document.querySelector('fastify-kernel-toolbar')?.shadowRoot?.querySelector('[data-kwdt-ajax-count]')?.textContent === '2')
+    await page.waitForFunction(() => document.querySelector('fastify-kernel-toolbar')?.shadowRoot?.querySelector('[data-kwdt-ajax-rows] tr td')?.textContent === 'POST')
+    t.equal(await inToolbar('[data-kwdt-ajax-count]'), '2')
+    t.equal(await page.getAttribute('[data-kwdt-ajax-count]', 'class'), 'kwdt-badge kwdt-badge-error', 'a call failed (422): the AJAX count is red, not grey')
     t.equal(await page.locator('[data-kwdt-ajax-rows] tr').count(), 2, 'the stylesheet the page fetched is not listed: the browser\'s own kind of request')
     t.notMatch(await page.textContent('[data-kwdt-ajax-rows]') ?? '', 'theme.css')
     const xhrRow = await page.locator('[data-kwdt-ajax-rows] tr').first().locator('td').allTextContents()

@@ -7,7 +7,8 @@ import { lastClosingBody } from '../../src/profiler/toolbar/inject.js'
 import { hashPassword } from '../../src/security/index.js'
 
 const HTML = '<!DOCTYPE html><html><head><title>t</title></head><body><p>hello</p></body></html>'
-const SNIPPET = /<div id="kwdt-([0-9a-f]{6})" class="kwdt" data-wdt="\/_wdt\/\1" hidden><\/div><link rel="stylesheet" href="\/_wdt\/styles.css" nonce="[\w-]+"><script src="\/_wdt\/toolbar.js" nonce="[\w-]+" data-token="\1"><\/script>/
+// the stylesheet is the script's to fetch: the toolbar's shadow root adopts it
+const SNIPPET = /<div id="kwdt-([0-9a-f]{6})" class="kwdt-snippet" data-kwdt-snippet data-token="\1" data-wdt="\/_wdt\/\1" hidden><\/div><script src="\/_wdt\/toolbar.js" nonce="[\w-]+" data-token="\1"><\/script>/
 
 /** An app whose routes answer HTML in each of the ways the toolbar must tell apart. */
 function pages (app: FastifyInstance): void {
@@ -122,7 +123,7 @@ t.test('/_wdt answers as Symfony\'s toolbar action: fragment, 404 empty, empty, 
   t.equal(toolbar.headers['content-type'], 'text/html; charset=utf-8')
   t.notOk(toolbar.headers['x-debug-token'], 'the toolbar is not profiled')
   t.notMatch(toolbar.body, /<html|<body|<script|<style|style=/i, 'a fragment, with no inline script or style (the page\'s CSP applies to it)')
-  t.match(toolbar.body, /<b data-kwdt-status>200<\/b> <span data-kwdt-route>@ page<\/span>/)
+  t.match(toolbar.body, /<b data-kwdt-status>200<\/b> <span class="kwdt-detail kwdt-route" data-kwdt-route>@ page<\/span>/)
   t.match(toolbar.body, `href="/_profiler/${token}?panel&#x3D;request"`, 'links into the profile')
   for (const panel of ['request', 'exception', 'routing', 'events', 'logs', 'time']) t.match(toolbar.body, `data-panel="${panel}"`, `a link to the ${panel} panel`)
   t.notMatch(toolbar.body, 'data-kwdt-user', 'no security configured: no user item')
@@ -138,7 +139,7 @@ t.test('/_wdt answers as Symfony\'s toolbar action: fragment, 404 empty, empty, 
   t.equal(empty.body, '')
   t.match(empty.headers['x-debug-token'], /^[0-9a-f]{6}$/, '/_wdt/empty is profiled')
 
-  for (const [path, type, text] of [['/_wdt/styles.css', 'text/css; charset=utf-8', '.kwdt'], ['/_wdt/toolbar.js', 'text/javascript; charset=utf-8', 'X-Debug-Token']]) {
+  for (const [path, type, text] of [['/_wdt/styles.css', 'text/css; charset=utf-8', ':host'], ['/_wdt/toolbar.js', 'text/javascript; charset=utf-8', 'X-Debug-Token']]) {
     const asset = await page(app, path)
     t.equal(asset.statusCode, 200, path)
     t.equal(asset.headers['content-type'], type)

@@ -6,7 +6,7 @@ import type { KernelResponse } from '../../http/response.js'
 import type { KernelContext } from '../context.js'
 import type { ErrorPageFormat, ErrorPageInput, JsonErrors, RequestSummary } from '../../errors/error-controller.js'
 import { planErrorResponse } from '../../errors/error-controller.js'
-import { headersOf } from '../../errors/flatten.js'
+import { flattenChain, headersOf } from '../../errors/flatten.js'
 import { acceptsProblemJson, imposedErrorFormat, preferredErrorFormat } from '../../http/negotiate.js'
 import type { ErrorFormat } from '../../http/negotiate.js'
 import { headerText } from '../../http/encoding.js'
@@ -111,7 +111,9 @@ export function createErrorController ({ debug, render, extensions, redactor, so
     }
     if (debug) {
       for (const extend of extensions()) Object.assign(input, extend(event))
-      if (sources !== undefined) input.chain = sources.chain(event.error)
+      // a message may quote a URL with its credentials (a DSN, undici's errors): masked as every URL is
+      const masking = redactor()
+      input.chain = (sources !== undefined ? sources.chain(event.error) : flattenChain(event.error, true)).map((exception) => ({ ...exception, message: masking.message(exception.message) }))
       if (format === 'html') input.styleNonce = responseNonces(event.context, event.reply).style
     }
     const plan = planErrorResponse(input)

@@ -5,6 +5,8 @@ import { PROFILER_PATH as BASE } from '../recording.js'
 import type { Panels } from './panels.js'
 import { statusOfSummary } from './status.js'
 import { BUILT_IN_KINDS } from '../unit.js'
+import { FLAG_NAMES, isFlag } from '../flags.js'
+import type { Drops } from '../saves.js'
 
 /** The layout's data: a page is the layout plus one content partial. */
 export interface PageModel {
@@ -23,8 +25,14 @@ function when (epochMs: number): string {
 /** A panel's name as a search result names it (its label, in lower case). */
 export type PanelLabel = (name: string) => string
 
-/** A search result: the summary, and the two figures the page shows (the Database panel's statements, the panels that flagged a likely N+1). */
-function summaryRow (summary: ProfileSummary, label: PanelLabel = (name) => name): object {
+/** The flags as the search page names them (the likely N+1 has its own checkbox, and its own column). */
+export const FLAG_LABELS: Readonly<Record<string, string>> = { exception: 'Exception', error_logs: 'Error logs', n_plus_one: 'Likely N+1', slow_statements: 'Slow SQL', slow_calls: 'Slow HTTP calls', failed_calls: 'Failed calls', dumps: 'Dumps' }
+
+/**
+ * A search result (and a side of the compare page): the summary, the two figures the page shows
+ * (the Database panel's statements, the panels that flagged a likely N+1) and its other flags.
+ */
+export function summaryRow (summary: ProfileSummary, label: PanelLabel = (name) => name): Record<string, unknown> {
   const figures = summary.figures ?? {}
   const statements = figures.db?.statements
   const nPlusOne = Object.keys(figures).filter((panel) => figures[panel]?.nPlusOne === true)
@@ -36,11 +44,11 @@ function summaryRow (summary: ProfileSummary, label: PanelLabel = (name) => name
     link: `${BASE}/${summary.token}`,
     // older profiles do not say
     statements: typeof statements === 'number' ? statements : null,
-    nPlusOne: nPlusOne.length > 0 ? nPlusOne.map(label).join(', ') : null
+    nPlusOne: nPlusOne.length > 0 ? nPlusOne.map(label).join(', ') : null,
+    flagLabels: (summary.flags ?? []).filter((flag) => flag !== 'n_plus_one').map((flag) => FLAG_LABELS[flag] ?? flag)
   }
 }
 
-/** A stored profile, one panel shown; `collector`'s panel is known to be available. */
 /**
  * A stored profile, one panel shown; `collector`'s panel is known to be available. `children`:
  * the units recorded as part of it (a job it ran or queued, a request it injected).
@@ -57,6 +65,7 @@ export function profilePage (profile: Profile, collector: Collector<unknown>, pa
     next: neighbours.next === undefined ? null : `${BASE}/${neighbours.next}?panel=${panel}`,
     menu: panels.menu(profile, panel),
     panel,
+    panelLabel: collector.label,
     panelHtml: panels.panelHtml(profile, collector)
   }
 }
@@ -106,6 +115,17 @@ function count (value: string | undefined, label: string, integer: boolean, prob
 
 const CHECKED = new Set(['1', 'on', 'true', 'yes'])
 
+/** `?flag=exception&flag=dumps`: the flags asked for (every one of them must be there); an unknown one is said, not applied. */
+function flagsOfQuery (value: unknown, problems: string[]): string[] {
+  const values = (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === 'string' && v.trim() !== '').slice(0, 16)
+  const flags: string[] = []
+  for (const raw of values) {
+    const flag = raw.trim()
+    if (isFlag(flag)) { if (!flags.includes(flag)) flags.push(flag) } else problems.push(`Flag "${flag.slice(0, 64)}" is not one of ${FLAG_NAMES.join(', ')}: not applied.`)
+  }
+  return flags
+}
+
 /**
  * The search filters from a query string. A malformed value is not applied and the page says so
  * (`problems`, shown escaped): never an error page.
@@ -131,6 +151,8 @@ export function parseFilter (query: unknown): { filter: ProfileFilter, form: Rec
     minDuration: one(q.min_duration) ?? '',
     minStatements: one(q.min_statements) ?? '',
     nPlusOne: CHECKED.has((one(q.n_plus_one) ?? '').toLowerCase()) ? '1' : '',
+    issues: CHECKED.has((one(q.issues) ?? '').toLowerCase()) ? '1' : '',
+    flags: flagsOfQuery(q.flag, problems).join(','),
     limit: String(Number.isInteger(limit) && limit > 0 ? Math.min(limit, 500) : 50)
   }
   const validMethod = method !== undefined && /^[A-Za-z]{1,16}$/.test(method)
@@ -151,6 +173,8 @@ export function parseFilter (query: unknown): { filter: ProfileFilter, form: Rec
     start,
     end,
     minDuration: count(form.minDuration || undefined, 'Minimum time', false, problems),
+    flags: form.flags === '' ? undefined : form.flags.split(','),
+    issues: form.issues === '1' ? true : undefined,
     limit: Number(form.limit)
   }
   // the Database panel's figure, and any panel's N+1 flag
@@ -162,7 +186,18 @@ export function parseFilter (query: unknown): { filter: ProfileFilter, form: Rec
   return { filter, form, problems }
 }
 
-export function searchPage (results: readonly ProfileSummary[], form: Record<string, string>, stored: number, dropped = 0, problems: readonly string[] = [], label?: PanelLabel): PageModel {
+/** Why this process's units were not profiled, each reason with its count: the real one, not a guess. */
+export function dropReasons (drops: Drops): string[] {
+  const reasons: string[] = []
+  if (drops.budget > 0) reasons.push(`${drops.budget} over the save budget (heavy load: the profiler spent its share of the second)`)
+  if (drops.backlog > 0) reasons.push(`${drops.backlog} while the storage was behind (saves waiting beyond its bound)`)
+  if (drops.token > 0) reasons.push(`${drops.token} without a token: the storage could not reserve one (unreachable, or slow to answer)`)
+  if (drops.failed > 0) reasons.push(`${drops.failed} whose save failed${drops.lastFailure === undefined ? '' : ` (the last one: ${drops.lastFailure})`}`)
+  return reasons
+}
+
+export function searchPage (results: readonly ProfileSummary[], form: Record<string, string>, stored: number, drops: Drops = { budget: 0, backlog: 0, token: 0, failed: 0 }, problems: readonly string[] = [], label?: PanelLabel): PageModel {
+  const dropped = drops.budget + drops.backlog + drops.token + drops.failed
   return {
     title: 'Profiler: search',
     contentPartial: 'search',
@@ -170,9 +205,11 @@ export function searchPage (results: readonly ProfileSummary[], form: Record<str
     kinds: BUILT_IN_KINDS,
     problems,
     methods: ['', 'GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].map((m) => ({ value: m, label: m === '' ? 'any' : m, selected: m === form.method.toUpperCase() })),
+    flagOptions: FLAG_NAMES.filter((flag) => flag !== 'n_plus_one').map((flag) => ({ name: flag, label: FLAG_LABELS[flag], checked: (form.flags ?? '').split(',').includes(flag) })),
     results: results.map((summary) => summaryRow(summary, label)),
     count: results.length,
     stored,
-    dropped
+    dropped,
+    dropReasons: dropReasons(drops).join('; ')
   }
 }

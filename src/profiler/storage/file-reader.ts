@@ -6,32 +6,35 @@ import type { ProfileFilter, ProfileStorage } from './storage.js'
 import { selectSummaries } from './storage.js'
 import { readLegacyFolder, readLegacyProfile } from './legacy-folder.js'
 import type { StorageLogger } from './legacy-folder.js'
-import { LEGACY, SegmentScan, keptProfiles, readRecord } from './segment-scan.js'
-import type { Location } from './segment-scan.js'
+import { SegmentScan, readRecord } from './segment-scan.js'
+import { FolderIndex, legacySegment } from './folder-index.js'
+import type { IndexEntry, SegmentState } from './folder-index.js'
 import { errorCodes } from '../../errors/codes.js'
 import type { Clock } from '../../clock.js'
 
 /**
- * A profiler folder read by another process than the one writing it (the console, while the
- * server runs): no lock, no write, no deletion — the writer owns the folder. Each call reads
- * what the segments gained since the last one (a record the server is writing right now is
- * not whole yet, and is skipped until it is), and keeps what the writer keeps: the same bounds
- * applied to the same records. It stores nothing: it draws no token, so a request its process
- * serves is not profiled.
+ * A profiler folder read without writing it (the console, while servers, workers and commands
+ * write it): no slot, no write, no deletion. Each call reads what every writer's segments
+ * gained since the last one (a record being written right now is not whole yet, and is skipped
+ * until it is), and keeps what the writers keep: the same bounds applied to the same records.
+ * It stores nothing: it draws no token, so a request its process serves is not profiled.
  */
 export class FileProfileReader implements ProfileStorage {
   readonly kind = 'file'
   private readonly directory: string
   private readonly scan: SegmentScan
-  private seen = 0
+  private readonly index: FolderIndex
+  private readonly legacy = legacySegment()
+  private legacyRead = false
 
-  constructor (directory: string, private readonly limits: { maxProfiles: number, maxAgeMs: number }, private readonly log: StorageLogger, private readonly clock: Clock) {
+  constructor (directory: string, limits: { maxProfiles: number, maxAgeMs: number }, private readonly log: StorageLogger, private readonly clock: Clock) {
     this.directory = resolve(directory)
     this.scan = new SegmentScan(this.directory)
+    this.index = new FolderIndex(limits)
   }
 
   get size (): number {
-    return this.seen
+    return this.index.size
   }
 
   reserveToken (): undefined {
@@ -44,37 +47,42 @@ export class FileProfileReader implements ProfileStorage {
     throw new errorCodes.KERNEL_INVALID_OPTIONS(`the profiler folder "${this.directory}" is opened read-only here; profile "${profile.token}" is not stored`)
   }
 
-  /** What the folder keeps now; none when it does not exist yet (the server has stored nothing). */
-  private async kept (now: number): Promise<Map<string, Location>> {
-    let legacy: ProfileSummary[]
-    try {
-      legacy = (await readLegacyFolder(this.directory, now, this.log)).listed
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Map()
-      throw error
+  /** What the folder keeps now; nothing when it does not exist yet (no process has stored anything). */
+  private async refresh (now: number): Promise<void> {
+    if (!this.legacyRead) {
+      try {
+        const legacy = await readLegacyFolder(this.directory, now, this.log)
+        for (const summary of legacy.listed) if (!this.index.expired(summary, now)) this.index.add(this.entry(summary, this.legacy, 0, 0), now)
+        this.legacyRead = true
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+      }
     }
-    const kept = keptProfiles(legacy, await this.scan.read(now), now, this.limits)
-    this.seen = kept.size
-    return kept
+    this.index.merge(await this.scan.read(now), now, this.entry)
+    this.index.prune(now)
   }
+
+  private readonly entry = (summary: ProfileSummary, segment: SegmentState, offset: number, length: number): IndexEntry => ({ summary, segment, offset, length, seq: 0 })
 
   async load (token: string): Promise<Profile | undefined> {
     if (!TOKEN_PATTERN.test(token)) return undefined
     const now = this.clock.now()
-    const location = (await this.kept(now)).get(token)
-    if (location === undefined) return undefined
+    await this.refresh(now)
+    const entry = this.index.kept(token, now)
+    if (entry === undefined) return undefined
     const problem = (error: Error): void => {
       this.log.warn({ err: error, token }, 'fastify-kernel: a stored profile cannot be read; answered as not found')
     }
-    if (location.segment === LEGACY) return await readLegacyProfile(this.directory, token, now, problem)
-    // undefined: the writer deleted its segment meanwhile (its profiles left the bounds)
-    const text = await readRecord(this.directory, location)
+    if (entry.segment === this.legacy) return await readLegacyProfile(this.directory, token, now, problem)
+    // undefined: a writer deleted its segment meanwhile (its profiles left the bounds)
+    const text = await readRecord(this.directory, entry.segment!.name, entry.offset, entry.length)
     return text === undefined ? undefined : parseProfile(text, token, problem, now)
   }
 
   async find (filter: ProfileFilter = {}): Promise<ProfileSummary[]> {
-    const kept = await this.kept(this.clock.now())
-    return selectSummaries([...kept.values()].map((location) => location.summary), filter)
+    const now = this.clock.now()
+    await this.refresh(now)
+    return selectSummaries(this.index.summaries(now), filter)
   }
 
   async purge (): Promise<void> {

@@ -7,6 +7,9 @@ import type { Recording } from '../recording.js'
 import type { ProfileFilter, RecordingBuilder, RecordingKeeper } from './storage.js'
 import { LocalTokens, selectSummaries } from './storage.js'
 import { jsonSizeBound } from './json-size.js'
+import { recordingSize, shrinkRecording } from '../recording-size.js'
+
+export { recordingSize }
 
 /** A recording kept as it ended (built on read), or a profile saved as built (`save`). */
 interface Entry {
@@ -14,23 +17,10 @@ interface Entry {
   profile: Profile | undefined
   /** made once, when first listed */
   summary: ProfileSummary | undefined
-  /** the summary with the figures only a built profile tells (its panels'): made once, when first asked */
+  /** the summary with the figures only a built profile tells (its panels', its flags): made once, when first asked */
   figured: ProfileSummary | undefined
   /** an estimate of what it holds, in bytes: what `maxBytes` counts */
   size: number
-}
-
-/** Bytes a recording is counted for: a fixed part, and what grows with the request (its headers, body, spans, logs). */
-export function recordingSize (recording: Recording): number {
-  let size = 2048 + recording.spans.spans.length * 512 + (recording.logs?.calls.length ?? 0) * 256 + recording.retainedBytes
-  const request = recording.request
-  if (request !== undefined) {
-    const raw = request.rawHeaders
-    for (let i = 0; i < raw.length; i++) size += raw[i]!.length
-    const length = Number(request.headers['content-length'])
-    if (length > 0) size += length
-  }
-  return size
 }
 
 /**
@@ -46,10 +36,12 @@ export class MemoryProfileStorage implements RecordingKeeper {
   private readonly tokens = new LocalTokens((token) => this.cache.has(token))
   private builder: RecordingBuilder | undefined
   private readonly maxAgeMs: number
+  private readonly maxBytes: number
 
   /** `clock`: what ages the profiles (default the system clock) */
   constructor (limits: { maxProfiles: number, maxAgeMs: number, maxBytes: number }, private readonly clock: Clock = systemClock) {
     this.maxAgeMs = limits.maxAgeMs
+    this.maxBytes = limits.maxBytes
     // the TTL counts from the save and frees the memory; a profile's age counts from its `time` (expired())
     this.cache = new LRUCache<string, Entry>({
       max: limits.maxProfiles,
@@ -79,8 +71,12 @@ export class MemoryProfileStorage implements RecordingKeeper {
   }
 
   keep (recording: Recording): void {
-    // a single recording larger than the whole budget is not kept (lru-cache would refuse it)
-    this.cache.set(recording.token, { recording, profile: undefined, summary: undefined, figured: undefined, size: recordingSize(recording) })
+    // every byte it holds is counted; one holding more than a quarter of the budget is cut first
+    // (marked), so that it is kept, and does not push out every other; one still larger than the
+    // whole budget is not kept (lru-cache refuses it)
+    let size = recordingSize(recording)
+    if (size > this.maxBytes / 4) size = shrinkRecording(recording)
+    this.cache.set(recording.token, { recording, profile: undefined, summary: undefined, figured: undefined, size })
   }
 
   /** Keeps the profile itself: the caller hands it over and does not change it afterwards. */
@@ -105,9 +101,9 @@ export class MemoryProfileStorage implements RecordingKeeper {
   async find (filter: ProfileFilter = {}): Promise<ProfileSummary[]> {
     // the most recently kept first: profiles of the same millisecond stay newest first (the sort is stable)
     const now = this.clock.now()
-    // a recording's figures (its panels': statements, likely N+1…) are those of its built
-    // profile: built only when a filter needs them, and for the summaries given (the search page shows them)
-    const figures = filter.figures !== undefined && filter.figures.length > 0
+    // a recording's figures (its panels': statements, likely N+1…) and flags are those of its
+    // built profile: built only when a filter needs them, and for the summaries given (the search page shows them)
+    const figures = (filter.figures !== undefined && filter.figures.length > 0) || (filter.flags !== undefined && filter.flags.length > 0) || filter.issues === true
     const summaries: ProfileSummary[] = []
     const entries = new Map<ProfileSummary, Entry>()
     for (const entry of this.cache.values()) {

@@ -47,9 +47,15 @@ const POOL_LOW = 96
  * round trip's sake. Unused reservations are given back, and expire anyway.
  */
 const MAX_POOL_SIZE = 4096
-/** a reservation lives this long in Redis; a process uses it within half of that */
+/** a reservation lives this long in Redis */
 const RESERVATION_TTL_S = 600
-const USE_WITHIN_MS = RESERVATION_TTL_S * 1000 / 2
+/**
+ * The pool's reservations are renewed this often (their TTL set again, one call for all), so
+ * that an idle process keeps them: the first requests after an idle hour are profiled as any.
+ */
+const RENEW_EVERY_MS = 60_000
+/** a reservation not renewed for this long (the process was suspended, its timers late) is renewed at its draw */
+const RENEW_AFTER_MS = RESERVATION_TTL_S * 1000 / 2
 /** after a failed call, the next reservation attempt waits this long (Redis down) */
 export const RETRY_AFTER_MS = 1000
 
@@ -58,6 +64,25 @@ const RESERVE = new LuaScript(`
 local out = {}
 for i = 4, #ARGV do
   if redis.call('SET', ARGV[1] .. ARGV[i], ARGV[2], 'NX', 'EX', ARGV[3]) then out[#out + 1] = ARGV[i] end
+end
+return out`)
+
+/**
+ * ARGV: prefix, marker, ttl, token... → the tokens still reserved for this process: each one's
+ * reservation renewed, or made again if it expired meanwhile (unless another process has
+ * reserved or stored that token since)
+ */
+const RENEW = new LuaScript(`
+local out = {}
+for i = 4, #ARGV do
+  local key = ARGV[1] .. ARGV[i]
+  local current = redis.call('GET', key)
+  if current == ARGV[2] then
+    redis.call('EXPIRE', key, ARGV[3])
+    out[#out + 1] = ARGV[i]
+  elseif not current and redis.call('SET', key, ARGV[2], 'NX', 'EX', ARGV[3]) then
+    out[#out + 1] = ARGV[i]
+  end
 end
 return out`)
 
@@ -72,8 +97,10 @@ return 0`)
 /**
  * KEYS: index, then one body key per profile. ARGV: marker, max age (s), max profiles, oldest
  * time kept, body prefix, then per profile its body, index member and time. Stores each profile
- * only under a token this process reserved; then trims the index by age and count (deleting the
- * bodies it drops). Atomic: two processes saving at once never leave the index over its bound.
+ * under a token this process reserved, or whose reservation expired with no other process
+ * taking the token since (a process suspended past the reservation's TTL loses no profile);
+ * then trims the index by age and count (deleting the bodies it drops). Atomic: two processes
+ * saving at once never leave the index over its bound.
  * → per profile 1 (stored) or -1 (token not ours), then the index size.
  */
 const SAVE = new LuaScript(`
@@ -163,6 +190,8 @@ export class RedisProfileStorage implements ProfileStorage {
 
   private lastSize = 0
   private readonly timer: NodeJS.Timeout
+  private readonly renewTimer: NodeJS.Timeout
+  private renewing: Promise<void> | undefined
   private readonly reserveFailure: ThrottledWarning
   private readonly clock: Clock
   private readonly maxWaiting: number
@@ -179,6 +208,8 @@ export class RedisProfileStorage implements ProfileStorage {
     // unused reservations are given back in batches, not one call per dropped request
     this.timer = setInterval(() => { this.flushReleases().catch(() => undefined) }, 1000)
     this.timer.unref()
+    this.renewTimer = setInterval(() => { this.renewPool().catch(() => undefined) }, RENEW_EVERY_MS)
+    this.renewTimer.unref()
   }
 
   /** Creates the storage and reserves its first tokens; rejects when Redis cannot be reached. */
@@ -188,6 +219,7 @@ export class RedisProfileStorage implements ProfileStorage {
       await storage.refill()
     } catch (error) {
       clearInterval(storage.timer)
+      clearInterval(storage.renewTimer)
       throw error
     }
     return storage
@@ -205,8 +237,10 @@ export class RedisProfileStorage implements ProfileStorage {
 
   reserveToken (): string | undefined {
     const now = this.clock.monotonic()
-    // a reservation too old to be sure of is let go (it expires in Redis by itself)
-    while (this.pool.length > 0 && now - this.pool[0].at > USE_WITHIN_MS) this.pool.shift()
+    // reservations not renewed for long (the process was suspended, its timers ran late) may
+    // have expired in Redis: still handed out (a save stores a token whose reservation expired,
+    // unless another process took it since), and renewed now, for the next draws
+    if (this.pool.length > 0 && now - this.pool[0].at > RENEW_AFTER_MS && now - this.failedAt >= RETRY_AFTER_MS) this.renewPool().catch(() => undefined)
     if (this.pool.length < this.poolLow && !this.refilling && now - this.failedAt >= RETRY_AFTER_MS) {
       this.refillRun = this.refill().catch((error: unknown) => { this.reserveFailure.warn({ err: error }) })
     }
@@ -244,6 +278,36 @@ export class RedisProfileStorage implements ProfileStorage {
     } finally {
       this.refilling = false
     }
+  }
+
+  /**
+   * Renews the pool's reservations (one call): each one's TTL set again, an expired one made
+   * again; the tokens another process has taken since leave the pool. One at a time.
+   */
+  renewPool (): Promise<void> {
+    this.renewing ??= this.renew().catch((error: unknown) => {
+      // Redis down: the draws do not ask again before the retry delay
+      this.failedAt = this.clock.monotonic()
+      throw error
+    }).finally(() => { this.renewing = undefined })
+    return this.renewing
+  }
+
+  private async renew (): Promise<void> {
+    if (this.pool.length === 0) return
+    const renewing = this.pool.map((reserved) => reserved.token)
+    const at = this.clock.monotonic()
+    const kept = new Set(await this.call<string[]>('a token renewal', () => RENEW.run(this.client, [], [this.bodyPrefix, this.marker, RESERVATION_TTL_S, ...renewing])))
+    const asked = new Set(renewing)
+    // drawn meanwhile: out of the pool already; reserved meanwhile (a refill): not asked about
+    for (let i = this.pool.length - 1; i >= 0; i--) {
+      const reserved = this.pool[i]!
+      if (!asked.has(reserved.token)) continue
+      if (kept.has(reserved.token)) reserved.at = at
+      else this.pool.splice(i, 1)
+    }
+    // renewed ones are as fresh as a refill's: the pool stays in order of age
+    this.pool.sort((a, b) => a.at - b.at)
   }
 
   /** Settles once the reservation a draw started (if any) is done, whether it succeeded or not. */
@@ -410,6 +474,8 @@ export class RedisProfileStorage implements ProfileStorage {
   /** Sends the saves still queued and settles once every save it accepted is answered, then gives back its unused tokens. */
   async close (): Promise<void> {
     clearInterval(this.timer)
+    clearInterval(this.renewTimer)
+    await this.renewing?.catch(() => undefined)
     while (this.sending !== undefined || this.waiting.length > 0) {
       this.sendNext()
       await this.sending

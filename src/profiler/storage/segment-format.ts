@@ -3,11 +3,12 @@ import { isSummary } from '../profile-shape.js'
 
 /**
  * The file storage's records: one line of JSON each, `{"s":<summary>,"p":<profile>}` and a
- * newline, appended to segment files (`segments/<n>.jsonl`). The summary comes first, so that
- * the index is rebuilt from the segments by parsing summaries only; a profile is read back by
- * the byte offset and length of its `"p"` value. JSON never holds a raw newline, so a line is a
- * record: what follows the last newline of a segment is a record torn by a crash (or being
- * written now, seen by another process) and is skipped, as is any line that is not a record.
+ * newline, appended to segment files (`segments/<slot>-<n>.jsonl`, each written by one
+ * process). The summary comes first, so that the index is built from the segments by parsing
+ * summaries only; a profile is read back by the byte offset and length of its `"p"` value. JSON
+ * never holds a raw newline, so a line is a record: what follows the last newline of a segment
+ * is a record torn by a crash (or being written now, seen by another process) and is skipped,
+ * as is any line that is not a record.
  */
 const OPEN = '{"s":'
 const SEPARATOR = ',"p":'
@@ -78,12 +79,26 @@ function parseLine (bytes: Buffer, line: number, newline: number, now: number): 
   return { summary, start: separator + SEPARATOR.length, end: newline - 1 }
 }
 
-/** Segment file names: `<n>.jsonl`, n a positive integer; undefined for any other name. */
-export function segmentNumber (name: string): number | undefined {
-  const match = /^([1-9][0-9]{0,14})\.jsonl$/.exec(name)
-  return match === null ? undefined : Number(match[1])
+/**
+ * A segment file's name: `<slot>-<n>.jsonl`, written by the process holding the writer slot
+ * `<slot>` (two hex characters, its tokens' first two: writer-slots.ts), `n` counting that
+ * slot's segments; or `<n>.jsonl`, a segment of the single-writer layout before slots.
+ */
+export interface SegmentName {
+  name: string
+  /** undefined for a segment of the single-writer layout */
+  slot: string | undefined
+  n: number
 }
 
-export function segmentName (n: number): string {
-  return `${n}.jsonl`
+const SEGMENT_NAME = /^(?:([0-9a-f]{2})-)?([1-9][0-9]{0,14})\.jsonl$/
+
+/** A segment's name parsed; undefined for any other file name. */
+export function parseSegmentName (name: string): SegmentName | undefined {
+  const match = SEGMENT_NAME.exec(name)
+  return match === null ? undefined : { name, slot: match[1], n: Number(match[2]) }
+}
+
+export function segmentName (slot: string, n: number): string {
+  return `${slot}-${n}.jsonl`
 }

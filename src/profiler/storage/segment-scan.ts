@@ -1,39 +1,43 @@
-import { open, readdir } from 'node:fs/promises'
+import { open, readdir, stat } from 'node:fs/promises'
 import type { FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { ProfileSummary } from '../profile.js'
-import type { SegmentRecord } from './segment-format.js'
-import { parseRecords, segmentName, segmentNumber } from './segment-format.js'
+import type { SegmentName, SegmentRecord } from './segment-format.js'
+import { parseRecords, parseSegmentName } from './segment-format.js'
 
 /** The folder of a profiler folder that holds the segments. */
 export const SEGMENTS = 'segments'
 
-/** Where a kept profile is: a segment's number and its bytes there, or `LEGACY`: a file of the previous layout. */
-export interface Location {
-  summary: ProfileSummary
-  segment: number
-  offset: number
-  length: number
-}
-export const LEGACY = 0
-
-export function segmentPath (directory: string, n: number): string {
-  return join(directory, SEGMENTS, segmentName(n))
+export function segmentPath (directory: string, name: string): string {
+  return join(directory, SEGMENTS, name)
 }
 
-const missing = (error: unknown): boolean => (error as NodeJS.ErrnoException).code === 'ENOENT'
+export const missing = (error: unknown): boolean => (error as NodeJS.ErrnoException).code === 'ENOENT'
 
-/** A segment as read so far: its records, and where the next whole line starts. */
-export interface ScannedSegment {
-  n: number
+/** What a segment gained since the last scan. */
+export interface SegmentChange {
+  segment: SegmentName
+  /** the records appended since the last scan, in order of writing */
   records: SegmentRecord[]
-  /** bytes read, up to the last whole line: a torn or unfinished record after it is not counted */
-  end: number
-  /** lines that were no record (torn or corrupt) */
+  /** the file was replaced or made shorter: what was read of it before no longer counts, `records` are all of it */
+  reset: boolean
+  /** lines since the last scan that were no record (torn by a crash, corrupt) */
   skipped: number
-  /** bytes follow the last whole line: a record being written, or torn by a crash */
-  torn: boolean
+}
+
+/** What a scan found changed: segments that gained records (or were replaced), and those deleted since. */
+export interface ScanChanges {
+  changed: SegmentChange[]
+  gone: string[]
+  /** segments with bytes after their last whole line (from `end` on): a record being written, or torn by a crash */
+  torn: Array<{ segment: SegmentName, end: number }>
+}
+
+/** A segment as read so far. */
+interface Seen {
+  /** bytes read, up to the last whole line */
+  end: number
   ino: number
+  size: number
 }
 
 /** Reads `length` bytes at `position`, as many calls as it takes. */
@@ -48,100 +52,114 @@ export async function readFully (handle: FileHandle, buffer: Buffer, length: num
 }
 
 /**
- * The segments of a folder, read again at each `read()`: only the bytes appended to a segment
- * since the last call are read and parsed (a segment replaced under the same name, or made
- * shorter, is read anew). The writer reads a folder once, at its start; the console's reader
- * at each of its calls, while the server appends.
+ * The segments of a folder, every process's, read again at each `read()`: only what a segment
+ * gained since the last call is read and parsed (its size and inode are looked at first; a
+ * segment replaced under the same name, or made shorter, is read anew). A line not whole yet
+ * (its writer is writing it, or was killed while writing it) is not read until it is whole.
  */
 export class SegmentScan {
-  private readonly seen = new Map<number, ScannedSegment>()
+  private readonly seen = new Map<string, Seen>()
 
   constructor (private readonly directory: string) {}
 
-  /** Every segment in order of its number, with its records in order of writing; none when the folder has no segments. */
-  async read (now: number): Promise<ScannedSegment[]> {
+  /**
+   * Every segment changed since the last call, in order of name (a slot's in the order of its
+   * numbers), and those gone; `skip`: segments not to read (the caller's own, which it knows).
+   */
+  async read (now: number, skip: (name: string) => boolean = () => false): Promise<ScanChanges> {
     let names: string[]
     try {
       names = await readdir(join(this.directory, SEGMENTS))
     } catch (error) {
       if (!missing(error)) throw error
-      this.seen.clear()
-      return []
+      names = []
     }
-    const numbers = names.map(segmentNumber).filter((n): n is number => n !== undefined).sort((a, b) => a - b)
-    const present = new Set(numbers)
-    for (const n of this.seen.keys()) if (!present.has(n)) this.seen.delete(n)
-    const segments: ScannedSegment[] = []
-    for (const n of numbers) {
-      const segment = await this.update(n, now)
-      if (segment !== undefined) segments.push(segment)
+    const segments = names.map(parseSegmentName).filter((segment): segment is SegmentName => segment !== undefined && !skip(segment.name))
+    segments.sort((a, b) => (a.slot ?? '').localeCompare(b.slot ?? '') || a.n - b.n)
+    const present = new Set(segments.map((segment) => segment.name))
+    const gone: string[] = []
+    for (const name of this.seen.keys()) {
+      if (!present.has(name)) {
+        this.seen.delete(name)
+        gone.push(name)
+      }
     }
-    return segments
+    const changed: SegmentChange[] = []
+    const torn: ScanChanges['torn'] = []
+    for (const segment of segments) {
+      const change = await this.update(segment, now)
+      if (change === undefined) {
+        // deleted between the listing and the read
+        if (this.seen.delete(segment.name)) gone.push(segment.name)
+        continue
+      }
+      if (change.records.length > 0 || change.reset || change.skipped > 0) changed.push(change)
+      const seen = this.seen.get(segment.name)!
+      if (seen.size > seen.end) torn.push({ segment, end: seen.end })
+    }
+    return { changed, gone, torn }
   }
 
-  private async update (n: number, now: number): Promise<ScannedSegment | undefined> {
+  /** Forgets what was read: the next `read()` reads every segment anew. */
+  reset (): void {
+    this.seen.clear()
+  }
+
+  /** A segment's new lines; undefined when it is gone. */
+  private async update (segment: SegmentName, now: number): Promise<SegmentChange | undefined> {
+    const path = segmentPath(this.directory, segment.name)
+    const known = this.seen.get(segment.name)
+    if (known !== undefined) {
+      // unchanged since the last read (a stat, no open): the common case of a folder at rest
+      try {
+        const { size, ino } = await stat(path)
+        if (ino === known.ino && size === known.size) return { segment, records: [], reset: false, skipped: 0 }
+      } catch (error) {
+        if (missing(error)) return undefined
+        throw error
+      }
+    }
     let handle: FileHandle
     try {
-      handle = await open(segmentPath(this.directory, n), 'r')
+      handle = await open(path, 'r')
     } catch (error) {
-      // deleted by the writer meanwhile (its profiles left the bounds)
-      if (!missing(error)) throw error
-      this.seen.delete(n)
-      return undefined
+      if (missing(error)) return undefined
+      throw error
     }
     try {
       const { size, ino } = await handle.stat()
-      let segment = this.seen.get(n)
-      if (segment === undefined || segment.ino !== ino || size < segment.end) segment = { n, records: [], end: 0, skipped: 0, torn: false, ino }
-      if (size > segment.end) {
-        const bytes = Buffer.allocUnsafe(size - segment.end)
-        const read = await readFully(handle, bytes, bytes.length, segment.end)
-        const parsed = parseRecords(bytes.subarray(0, read), segment.end, now)
-        for (const record of parsed.records) segment.records.push(record)
-        segment.end = parsed.end
-        segment.skipped += parsed.skipped
+      const reset = known !== undefined && (known.ino !== ino || size < known.end)
+      const from = known === undefined || reset ? 0 : known.end
+      const change: SegmentChange = { segment, records: [], reset, skipped: 0 }
+      let end = from
+      if (size > from) {
+        const bytes = Buffer.allocUnsafe(size - from)
+        const read = await readFully(handle, bytes, bytes.length, from)
+        const parsed = parseRecords(bytes.subarray(0, read), from, now)
+        change.records = parsed.records
+        change.skipped = parsed.skipped
+        end = parsed.end
       }
-      segment.torn = size > segment.end
-      this.seen.set(n, segment)
-      return segment
+      this.seen.set(segment.name, { end, ino, size })
+      return change
     } finally {
       await handle.close()
     }
   }
 }
 
-/**
- * The profiles a folder keeps, oldest first, from the previous layout's (`legacy`, older than
- * any segment's) and the segments' records in order of writing: a token's last record is its
- * profile; then those older than `maxAgeMs` (by their `time`) leave, and beyond `maxProfiles`
- * the first saved. What the writer keeps after a restart, and what the console's reader shows.
- */
-export function keptProfiles (legacy: ProfileSummary[], segments: ScannedSegment[], now: number, limits: { maxProfiles: number, maxAgeMs: number }): Map<string, Location> {
-  const all = new Map<string, Location>()
-  for (const summary of [...legacy].sort((a, b) => a.time - b.time)) all.set(summary.token, { summary, segment: LEGACY, offset: 0, length: 0 })
-  for (const segment of segments) {
-    for (const record of segment.records) {
-      all.delete(record.summary.token)
-      all.set(record.summary.token, { ...record, segment: segment.n })
-    }
-  }
-  const live: Array<[string, Location]> = []
-  for (const entry of all) if (now - entry[1].summary.time <= limits.maxAgeMs) live.push(entry)
-  return new Map(live.slice(-limits.maxProfiles))
-}
-
 /** A segment's record's profile JSON; undefined when the segment is gone (its profiles left the bounds, or it was deleted). */
-export async function readRecord (directory: string, location: Location): Promise<string | undefined> {
+export async function readRecord (directory: string, segment: string, offset: number, length: number): Promise<string | undefined> {
   let handle: FileHandle
   try {
-    handle = await open(segmentPath(directory, location.segment), 'r')
+    handle = await open(segmentPath(directory, segment), 'r')
   } catch (error) {
     if (missing(error)) return undefined
     throw error
   }
   try {
-    const bytes = Buffer.allocUnsafe(location.length)
-    const read = await readFully(handle, bytes, location.length, location.offset)
+    const bytes = Buffer.allocUnsafe(length)
+    const read = await readFully(handle, bytes, length, offset)
     return bytes.toString('utf8', 0, read)
   } finally {
     await handle.close()

@@ -2,6 +2,7 @@ import type { Profile, ProfileFigures, ProfileSummary } from '../profile.js'
 import type { Recording } from '../recording.js'
 import { randomInt } from 'node:crypto'
 import { isBrowserOwnRequest } from '../browser-requests.js'
+import { hasFlag } from '../flags.js'
 
 /** Filters of the search page and of `find()`; every one optional, all of them given must match. */
 export interface ProfileFilter {
@@ -36,6 +37,10 @@ export interface ProfileFilter {
    * never match
    */
   figures?: FigureFilter[]
+  /** the profile has every one of these flags (`exception`, `error_logs`… : `PROFILE_FLAGS`) */
+  flags?: string[]
+  /** the profile has at least one flag, or a 5xx status: what is worth a look (Laravel Debugbar's `find --issues`) */
+  issues?: boolean
   /** pages only: the browser's own requests (favicon, source maps, static assets) left out */
   pages?: boolean
   /** most summaries given, the newest; default 50 */
@@ -69,9 +74,10 @@ export function matchesFigure (figures: ProfileFigures | undefined, wanted: Figu
  * age (`maxAge` after a profile's `time`, on the storage's clock).
  *
  * Tokens are handed out by the storage, because only it can promise that a token is unique
- * where it matters: among this process's profiles (memory, file) or among every process
- * sharing it (Redis, where set-if-absent does it). `reserveToken` is synchronous — the draw
- * runs at the start of every profiled request — so a shared storage reserves batches ahead.
+ * where it matters: among this process's profiles (memory) or among every process sharing it
+ * (file: each writer's tokens begin with its slot; Redis: set-if-absent). `reserveToken` is
+ * synchronous — the draw runs at the start of every profiled request — so a shared storage
+ * reserves ahead.
  */
 export interface ProfileStorage {
   /** a short lower-case name (`memory`, `file`, `redis`, `sqlite`…), as pages and logs name it */
@@ -127,11 +133,10 @@ export function keepsRecordings (storage: ProfileStorage): storage is RecordingK
 }
 
 /**
- * Token reservations of a storage only one process writes (memory, file): unique by
- * construction. A sequence over the 16.7 million six-hex tokens, from a random start, so that a
- * token is given once in 16.7 million draws, more than any storage keeps (`maxProfiles` is at
- * most a million) and than any request stays in flight; only a token a stored profile of an
- * earlier process has (the file storage's folder) is skipped.
+ * Token reservations of a storage only one process writes (memory): unique by construction. A
+ * sequence over the 16.7 million six-hex tokens, from a random start, so that a token is given
+ * once in 16.7 million draws, more than any storage keeps (`maxProfiles` is at most a million)
+ * and than any request stays in flight; a token `stored` says is taken is skipped.
  */
 export class LocalTokens {
   private next = randomInt(TOKENS)
@@ -180,6 +185,8 @@ export function matchesFilter (summary: ProfileSummary, filter: ProfileFilter): 
   if (filter.end !== undefined && summary.time > filter.end) return false
   if (filter.minDuration !== undefined && !(summary.duration >= filter.minDuration)) return false
   if (filter.figures !== undefined && !filter.figures.every((wanted) => matchesFigure(summary.figures, wanted))) return false
+  if (filter.flags !== undefined && !filter.flags.every((flag) => hasFlag(summary, flag))) return false
+  if (filter.issues === true && !(summary.statusCode >= 500 || (Array.isArray(summary.flags) && summary.flags.length > 0) || hasFlag(summary, 'n_plus_one'))) return false
   if (filter.pages === true && isBrowserOwnRequest(summary.url)) return false
   return true
 }

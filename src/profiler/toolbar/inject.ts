@@ -6,6 +6,19 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
  */
 export const TOOLBAR_OPT_OUT_HEADER = 'x-debug-toolbar'
 
+/**
+ * A response header by which a fetch()/XHR response says it is the page's new view: the toolbar
+ * then shows its profile (Symfony's `Symfony-Debug-Toolbar-Replace`); set on every such response
+ * with `profiler: { toolbar: { ajaxReplace: true } }`.
+ */
+export const TOOLBAR_REPLACE_HEADER = 'x-debug-toolbar-replace'
+
+/** A request made by a page's script (fetch, XMLHttpRequest, htmx), not a navigation nor an asset's load. */
+export function isScriptRequest (request: FastifyRequest): boolean {
+  const headers = request.headers
+  return headers['x-requested-with'] === 'XMLHttpRequest' || headers['hx-request'] === 'true' || headers['sec-fetch-dest'] === 'empty'
+}
+
 const CLOSING_BODY = '</body>'
 
 /** Offset of the last `</body>` (any case) in an HTML text, or -1. */

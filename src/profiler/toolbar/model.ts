@@ -20,6 +20,8 @@ export function toolbarModel (profile: Profile, panels: Panels, versions: Toolba
   return {
     token: profile.token,
     home: `${base}?panel=${encodeURIComponent(available[0]?.name ?? 'request')}`,
+    // the search page, where the capture item leads (its switch for this browser is there)
+    search: `${PROFILER_PATH}/`,
     items: panels.toolbarItems(profile),
     // the page's later requests the toolbar lists leave out the browser's own (its script reads this)
     skipPattern: BROWSER_OWN_PATH.source,

@@ -6,7 +6,8 @@ import { responseNonces } from '../../kernel/listeners/csp-nonces.js'
 import type { CspNonces } from '../../http/csp.js'
 import type { FastifyRequest } from 'fastify'
 import { TOOLBAR_PATH, recordingOf } from '../recording.js'
-import { TOOLBAR_OPT_OUT_HEADER, acceptsToolbar, injectToolbar } from './inject.js'
+import { TOOLBAR_OPT_OUT_HEADER, TOOLBAR_REPLACE_HEADER, acceptsToolbar, injectToolbar, isScriptRequest } from './inject.js'
+import { isBrowserOwnRequest } from '../browser-requests.js'
 
 const ASSETS = join(templatesDir, 'profiler', 'toolbar')
 
@@ -23,17 +24,25 @@ export function readToolbarAsset (asset: keyof typeof TOOLBAR_ASSETS): string {
 /**
  * The web debug toolbar's side of kernel.response: the snippet injected into each HTML page,
  * which loads `/_wdt/<token>` in the browser. The page gets a few hundred bytes: the toolbar's
- * stylesheet and script are files of their own (cached by the browser), loaded with the
- * response's CSP nonces so that even a nonce-only policy lets them run.
+ * stylesheet and script are files of their own (cached by the browser), the script loaded with
+ * the response's CSP nonce so that even a nonce-only policy lets it run.
  */
 export class WebDebugToolbar {
-  /** @param admits whether a client may open the profiler (the toolbar's links lead there) */
-  constructor (private readonly admits: (request: FastifyRequest) => boolean) {}
+  /**
+   * @param admits whether a client may open the profiler (the toolbar's links lead there)
+   * @param ajaxReplace each script request's response tells the toolbar to show its profile (Symfony's ajax_replace)
+   */
+  constructor (private readonly admits: (request: FastifyRequest) => boolean, private readonly ajaxReplace = false) {}
 
-  /** The injected markup: token and nonces are hex and base64url, nothing else comes from the request. */
+  /**
+   * The injected markup: an empty element naming the page's profile (the toolbar, one per window,
+   * shows the latest such element to enter the document: a body swapped by htmx or Turbo brings its
+   * own) and the script, with the response's nonce. The stylesheet is fetched by the script and
+   * adopted by the toolbar's shadow root. Token and nonce are hex and base64url, nothing else
+   * comes from the request.
+   */
   snippet (token: string, nonces: CspNonces): string {
-    return `<div id="kwdt-${token}" class="kwdt" data-wdt="${TOOLBAR_PATH}/${token}" hidden></div>` +
-      `<link rel="stylesheet" href="${TOOLBAR_ASSETS.stylesheet.path}" nonce="${nonces.style}">` +
+    return `<div id="kwdt-${token}" class="kwdt-snippet" data-kwdt-snippet data-token="${token}" data-wdt="${TOOLBAR_PATH}/${token}" hidden></div>` +
       `<script src="${TOOLBAR_ASSETS.script.path}" nonce="${nonces.script}" data-token="${token}"></script>`
   }
 
@@ -49,6 +58,10 @@ export class WebDebugToolbar {
     if (reply.getHeader(TOOLBAR_OPT_OUT_HEADER) !== undefined) {
       reply.removeHeader(TOOLBAR_OPT_OUT_HEADER)
       return
+    }
+    if (this.ajaxReplace && isScriptRequest(request) && reply.getHeader(TOOLBAR_REPLACE_HEADER) === undefined &&
+      !isBrowserOwnRequest(request.url) && this.admits(request)) {
+      reply.header(TOOLBAR_REPLACE_HEADER, '1')
     }
     const payload = event.payload
     if (!acceptsToolbar(request, reply, payload) || !this.admits(request)) return

@@ -116,7 +116,7 @@ t.test('hits and misses: a read that found nothing is a miss (per key for MGET a
   t.match(panel, /<tr class="" data-command="2">[\s\S]*?<span class="flag flag-miss" data-read>miss<\/span>/)
   t.match(panel, /<tr class="" data-command="3">[\s\S]*?<span class="flag flag-hit" data-read>1 hit, 2 misses<\/span>/)
   const toolbar = (await page(app, `/_wdt/${token}`)).body
-  t.match(toolbar, /data-kwdt="cache">[\s\S]*?<span class="kwdt-label" data-kwdt-hit-ratio title="hit ratio of the reads">42 % hits<\/span>/, 'the hit ratio on the toolbar item')
+  t.match(toolbar, /data-kwdt="cache">[\s\S]*?<span class="kwdt-label kwdt-detail" data-kwdt-hit-ratio title="hit ratio of the reads">42 % hits<\/span>/, 'the hit ratio on the toolbar item')
   t.match(toolbar, /<tr><th>Reads<\/th><td>8: 5 hits, 7 misses<\/td><\/tr>/)
 })
 
@@ -139,7 +139,7 @@ t.test('the same command shape 3 times or more (ids taken out of the keys) is a 
   const { profile, token } = await profiled(app, { url: '/books' })
   t.same(flaggedPanels(profile, 'nPlusOne'), ['cache'], 'the profile\'s summary says so (the Cache panel\'s figure), for the search page')
   const panel = (await page(app, `/_profiler/${token}?panel=cache`)).body
-  t.match(panel, /<table id="cache-n-plus-one">[\s\S]*?<tr class="row-warning"><td>4<\/td><td>3<\/td><td class="mono">[\d.]+<\/td><td class="mono">GET book:\{id\}:title<\/td><\/tr>/, 'the shape, its count and its different keys')
+  t.match(panel, /<table id="cache-n-plus-one">[\s\S]*?<tr class="row-warning"><td>4<\/td><td>3<\/td><td class="mono num">[\d.]+<\/td><td class="mono">GET book:\{id\}:title<\/td><\/tr>/, 'the shape, its count and its different keys')
   t.notMatch(panel, /GET config<\/td><\/tr>/, 'twice is no N+1')
   t.match(panel, /data-panel="cache" class="active"><span>Cache<\/span><span class="badge badge-warning">6 \(N\+1\)<\/span>/)
   t.match(panel, /data-command="1">[\s\S]*?likely N\+1: 4 of this shape/)

@@ -177,7 +177,7 @@ t.test('calls to one URL shape 3 times or more (ids in the path, values of the q
   const { profile, token } = await profiled(app, { url: '/books' })
   t.same(flaggedPanels(profile, 'nPlusOne'), ['http_client'])
   const panel = (await page(app, `/_profiler/${token}?panel=http_client`)).body
-  t.match(panel, new RegExp(`<table id="http-n-plus-one">[\\s\\S]*?<td>3</td><td>3</td><td class="mono">[\\d.]+</td><td class="mono">GET ${base.replace(/\./g, '\\.')}/books/\\{id\\}/reviews\\?lang&#x3D;</td>`), 'the shape, its calls and its different URLs')
+  t.match(panel, new RegExp(`<table id="http-n-plus-one">[\\s\\S]*?<td>3</td><td>3</td><td class="mono num">[\\d.]+</td><td class="mono">GET ${base.replace(/\./g, '\\.')}/books/\\{id\\}/reviews\\?lang&#x3D;</td>`), 'the shape, its calls and its different URLs')
   t.match(panel, /GET http:\/\/127\.0\.0\.1:\d+\/authors\/\{id\}<\/td>/, 'ObjectIds too, fetch and node:http alike')
   t.match(panel, /data-panel="http_client" class="active"><span>HTTP Client<\/span><span class="badge badge-warning">7 \(N\+1\)<\/span>/)
   const toolbar = (await page(app, `/_wdt/${token}`)).body

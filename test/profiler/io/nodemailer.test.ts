@@ -7,7 +7,7 @@ import t from 'tap'
 import { Readable } from 'node:stream'
 import nodemailer from 'nodemailer'
 import { createKernelApp } from '../../../index.js'
-import { profilerOf } from '../../helpers.js'
+import { profilerOf, withTestStorage } from '../../helpers.js'
 import { page, profiled } from '../helpers.js'
 import { startSmtp } from '../../mail/server.js'
 
@@ -18,7 +18,7 @@ const PNG = Buffer.from('89504e470d0a1a0a', 'hex')
 t.test('a message sent over SMTP during a request: the mail panel, the .eml as the server got it, the toolbar item', async (t) => {
   const transporter = nodemailer.createTransport({ host: '127.0.0.1', port: smtp.port, secure: false, ignoreTLS: true, auth: { user: 'mailer', pass: 's3cret-pass' } })
   t.teardown(() => transporter.close())
-  const app = await createKernelApp({ kernel: { debug: true } })
+  const app = await createKernelApp({ kernel: withTestStorage({ debug: true }) })
   t.teardown(() => app.close())
   app.post('/welcome', async () => {
     const info = await transporter.sendMail({
@@ -77,7 +77,7 @@ t.test('a message sent over SMTP during a request: the mail panel, the .eml as t
   t.equal((await page(app, '/_profiler/abcdef/mail/1.eml')).statusCode, 404)
 
   const html = (await page(app, `/_profiler/${token}?panel=mail`)).body
-  t.match(html, '<iframe class="mail-preview" sandbox="" referrerpolicy="no-referrer"', 'the HTML in a sandboxed frame: no script, no same origin')
+  t.match(html, /<iframe class="mail-preview" name="mail-frame-1" sandbox="" referrerpolicy="no-referrer"/, 'the HTML in a sandboxed frame: no script, no same origin')
   t.match(html, 'srcdoc="&lt;h1 style&#x3D;&quot;color: #1d5fa8&quot;&gt;Hello Bob', 'its HTML escaped into the attribute')
   t.notMatch(html, '<script>window.__pwned', 'never as markup of the page')
   t.match(html, `<a href="/_profiler/${token}/mail/1.eml" class="eml" download>Download .eml</a>`)
@@ -86,7 +86,7 @@ t.test('a message sent over SMTP during a request: the mail panel, the .eml as t
 })
 
 t.test('the stream and json transports, callback and promise: each message with its .eml; a refused recipient fails the send', async (t) => {
-  const app = await createKernelApp({ kernel: { debug: true } })
+  const app = await createKernelApp({ kernel: withTestStorage({ debug: true }) })
   t.teardown(() => app.close())
   const stream = nodemailer.createTransport({ streamTransport: true, buffer: true })
   const json = nodemailer.createTransport({ jsonTransport: true })
@@ -118,7 +118,7 @@ t.test('the stream and json transports, callback and promise: each message with 
 })
 
 t.test('a mail sent by a job (any unit of work) is in the job\'s profile', async (t) => {
-  const app = await createKernelApp({ kernel: { debug: true } })
+  const app = await createKernelApp({ kernel: withTestStorage({ debug: true }) })
   t.teardown(() => app.close())
   const json = nodemailer.createTransport({ jsonTransport: true })
   await app.kernelProfiler.record({ kind: 'job', name: 'emails:digest' }, async () => {

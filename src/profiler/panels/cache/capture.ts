@@ -1,3 +1,4 @@
+import { boundedValue } from '../../bounded-value.js'
 import { getKeyIndexes } from '@ioredis/commands'
 import { maskRedisArguments, maskRedisError } from '../../../redis/secret-arguments.js'
 import type { KernelTraffic } from '../../../kernel/async-context.js'
@@ -41,7 +42,9 @@ export function settleCacheSpan (span: Span): void {
     if (call.client === 'node-redis') all.shift()
     read = hitsOf(command.toUpperCase(), all, result)
   }
-  span.data = new RedisCall({ command, args, database, batchMode, batchSize }, call.client, call.traffic, read) as unknown as Record<string, unknown>
+  // a large value (SET of megabytes) is kept cut: the panel shows 200 characters of each argument
+  const kept = boundedValue(args)
+  span.data = new RedisCall({ command, args: kept.value as typeof args, database, batchMode, batchSize }, call.client, call.traffic, read) as unknown as Record<string, unknown>
 }
 
 function redisCalls (tracing: string, client: RedisClientName, keep: (context: RedisTraceContext) => boolean = () => true): ChannelSubscription {

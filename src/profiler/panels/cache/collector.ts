@@ -25,7 +25,7 @@ export function commandShape (command: CacheCommandRecord): string {
   return [command.command, ...command.keys.map(keyShape)].join(' ')
 }
 
-const variant = (command: CacheCommandRecord): string => [command.command, ...command.keys, ...command.args].join(' ')
+export const variant = (command: CacheCommandRecord): string => [command.command, ...command.keys, ...command.args].join(' ')
 
 /** Reads, hits and misses of a list of commands, and the hit ratio (a percentage; null without reads). */
 export function readFigures (commands: readonly CacheCommandRecord[]): { reads: number, hits: number, misses: number, hitRatio: number | null } {
@@ -41,7 +41,7 @@ export function readFigures (commands: readonly CacheCommandRecord[]): { reads: 
   return { reads, hits, misses, hitRatio: hits + misses === 0 ? null : Math.round((hits / (hits + misses)) * 100) }
 }
 
-interface Analysis {
+export interface Analysis {
   app: CacheCommandRecord[]
   kernel: CacheCommandRecord[]
   /** the libraries' own (BullMQ's scripts and reads) */
@@ -50,7 +50,7 @@ interface Analysis {
 }
 
 /** The app's commands (the kernel's and the libraries' own are apart) and the shapes it repeated: a likely N+1. */
-function analyse (data: CacheData): Analysis {
+export function analyse (data: CacheData): Analysis {
   const app: CacheCommandRecord[] = []
   const kernel: CacheCommandRecord[] = []
   const libraries: CacheCommandRecord[] = []

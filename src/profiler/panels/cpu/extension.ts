@@ -6,9 +6,12 @@ import type { Recording } from '../../recording.js'
 import type { CpuArming } from './arming.js'
 import { isAskedRequest } from './arming.js'
 import type { CpuRefusal, CpuRun, CpuRunResult, CpuSampler } from './sampler.js'
+import type { CpuProfileRate } from './rate.js'
 
 /** The request header that asks for a CPU profile of its request: `X-Kernel-Profile: cpu`. */
 export const PROFILE_HEADER = 'x-kernel-profile'
+/** The response header that says why a request that asked for a CPU profile has none. */
+export const PROFILE_REFUSED_HEADER = 'x-kernel-profile-refused'
 
 /** A request's CPU profile while it runs, then what it came to; the panel is made from it on read. */
 export interface CpuCapture {
@@ -50,7 +53,8 @@ export class CpuProfileExtension implements RecordingExtension {
   constructor (
     private readonly sampler: CpuSampler,
     private readonly arming: CpuArming,
-    private readonly admits: (request: FastifyRequest) => boolean
+    private readonly admits: (request: FastifyRequest) => boolean,
+    private readonly rate?: CpuProfileRate
   ) {}
 
   begin (recording: Recording, context: KernelContext, unit: LiveUnit): void {
@@ -85,10 +89,19 @@ export class CpuProfileExtension implements RecordingExtension {
     if (!this.admits(request)) return
     const capture: CpuCapture = { asked: armed === undefined ? 'header' : 'toolbar', intervalUs: this.sampler.intervalUs }
     context.set('cpuProfile', capture)
+    // past the rate, served unprofiled: the panel and a response header say why, an armed browser stays armed
+    const wait = this.rate?.take()
+    if (wait !== undefined) {
+      capture.refused = { reason: `CPU profiles are limited to ${this.rate!.max} per ${this.rate!.windowMs / 1000} s (each start blocks the server for a moment): this request was not profiled; the next one may be in ${Math.ceil(wait / 1000)} s.` }
+      reply?.header(PROFILE_REFUSED_HEADER, capture.refused.reason)
+      return
+    }
     const started = this.sampler.start(token)
     // another request's profile runs: this one says so, and an armed browser stays armed
     if (!('stop' in started)) {
+      this.rate?.giveBack()
       capture.refused = started
+      reply?.header(PROFILE_REFUSED_HEADER, started.reason)
       return
     }
     capture.run = started

@@ -6,6 +6,14 @@ import type { FrameKind, Located } from './frames.js'
 
 /** One frame of the flame graph, placed (SVG user units). */
 export interface FlameRect {
+  /** its place in `rects`; its parent's is smaller (a parent is placed before its children) */
+  index: number
+  /** its caller's index, -1 for the root */
+  parent: number
+  /** its row, the root's 0 */
+  depth: number
+  /** the function's name, whole (the page's search and zoom relabel frames with it) */
+  name: string
   x: number
   y: number
   width: number
@@ -38,6 +46,8 @@ export interface FlameGraph {
   rects: FlameRect[]
   /** frames narrower than MIN_WIDTH, or past the depth or count bound: not drawn (their time is in their parents') */
   hidden: number
+  /** some frame runs the app's own code (the page then starts on "app code only") */
+  hasApp: boolean
   /** the functions with the most self time */
   functions: CpuFunction[]
   /** from the first sample to the end, ms */
@@ -91,6 +101,7 @@ export function flameGraph (profile: CpuProfile, sources: SourceExcerpts | undef
     height: depth * ROW,
     rects,
     hidden,
+    hasApp: rects.some((rect) => rect.kind === 'app'),
     functions: topFunctions(tree, locations),
     sampledMs: ms(tree.sampledUs),
     busyMs: ms(tree.busyUs),
@@ -107,10 +118,10 @@ function layout (tree: CallTree, locations: Locations): { rects: FlameRect[], hi
   const { root, busyUs } = tree
   if (root === undefined || busyUs <= 0) return { rects, hidden, depth }
   const scale = WIDTH / busyUs
-  const pending: Array<{ node: CpuProfileNode, x: number, level: number }> = [{ node: root, x: 0, level: 0 }]
+  const pending: Array<{ node: CpuProfileNode, x: number, level: number, parent: number }> = [{ node: root, x: 0, level: 0, parent: -1 }]
   const placed = new Set<number>()
   while (pending.length > 0) {
-    const { node, x, level } = pending.pop()!
+    const { node, x, level, parent } = pending.pop()!
     const width = tree.totalOf(node) * scale
     if (width < MIN_WIDTH || level >= MAX_DEPTH || rects.length >= MAX_RECTS || placed.has(node.id)) {
       hidden++
@@ -123,7 +134,12 @@ function layout (tree: CallTree, locations: Locations): { rects: FlameRect[], hi
     const located: Located = isRoot ? { where: '', kind: 'vm' } : locations.of(node.callFrame)
     const selfUs = tree.selfOf(node)
     const totalUs = tree.totalOf(node)
+    const index = rects.length
     rects.push({
+      index,
+      parent,
+      depth: level,
+      name,
       x: Math.round(x * 100) / 100,
       y: level * ROW,
       width: Math.round(width * 100) / 100,
@@ -136,7 +152,7 @@ function layout (tree: CallTree, locations: Locations): { rects: FlameRect[], hi
     })
     let childX = x
     for (const child of tree.children(node).sort((a, b) => tree.totalOf(b) - tree.totalOf(a))) {
-      pending.push({ node: child, x: childX, level: level + 1 })
+      pending.push({ node: child, x: childX, level: level + 1, parent: index })
       childX += tree.totalOf(child) * scale
     }
   }

@@ -6,6 +6,7 @@ import { processSampler } from './sampler.js'
 import { ARM_COOKIE, CpuArming } from './arming.js'
 import { isSameOrigin } from '../../pages/same-origin.js'
 import { CpuProfileExtension } from './extension.js'
+import { CpuProfileRate } from './rate.js'
 import { isCpuProfile } from './cpu-profile.js'
 import { cpuCollector } from './collector.js'
 
@@ -21,7 +22,7 @@ export interface NextRequestButton {
  * The CPU profile of one chosen request: the recording extension that takes it (the
  * `X-Kernel-Profile: cpu` header, or a browser armed by the toolbar), its panel, the toolbar's
  * "profile the next request" (a POST that arms this browser) and the `.cpuprofile` download.
- * The routes are the profiler's: only for the clients it admits. An armed browser's requests ask
+ * The routes (and the flame graph's script) are the profiler's: only for the clients it admits. An armed browser's requests ask
  * to be recorded whatever the capture mode.
  */
 export const cpu: ProfilerIntegration = {
@@ -35,7 +36,7 @@ export const cpu: ProfilerIntegration = {
   setup ({ profiler, kernel, clock }) {
     const arming = new CpuArming(clock)
     return {
-      extensions: [new CpuProfileExtension(processSampler, arming, profiler.admission.admits)],
+      extensions: [new CpuProfileExtension(processSampler, arming, profiler.admission.admits, new CpuProfileRate(clock))],
       collectors: [cpuCollector(kernel.sources)],
       routes: [{
         // arms this browser: a POST from the profiler's own pages (the toolbar), never from another site
@@ -66,6 +67,8 @@ export const cpu: ProfilerIntegration = {
             .send(JSON.stringify(cpu))
         }
       }],
+      // the flame graph's zoom, search, "app code only", keyboard and tooltips
+      scripts: [{ panel: 'cpu', path: '/flame-graph.js', name: '_profiler_flame_graph_script', file: 'profiler/flame-graph.js' }],
       toolbar: (request): { nextRequest: NextRequestButton } => ({ nextRequest: { url: PROFILE_NEXT_PATH, armed: arming.any && arming.presented(request) !== undefined } })
     }
   }

@@ -13,6 +13,7 @@ import { maskRedisArguments } from '../../../redis/secret-arguments.js'
 import type { SqlAnalysis, SqlSlot } from './sql.js'
 import { runnableSql } from './sql-runnable.js'
 import { explainable } from './explain.js'
+import { boundedValue, cutString } from '../../bounded-value.js'
 import type { ExplainVia } from './explain.js'
 
 export const DB = 'db'
@@ -41,7 +42,12 @@ export interface SqlTraceContext {
   prepared?: string
   /** the values as the driver takes them again, when `values` is another view of them (better-sqlite3's arguments) */
   driverValues?: unknown
+  /** the statement or its values were cut when the unit ended (too large to keep whole): shown cut, never explained */
+  cut?: boolean
 }
+
+/** Characters of a statement kept once its unit ended (the panel shows MAX_STRING of it; mysql2's query() writes the values into it) */
+const MAX_KEPT_STATEMENT = 256 * 1024
 
 /** A statement as recorded: references only (`via`, what it can be explained through, is held until the profile is built). */
 export class SqlCall {
@@ -53,11 +59,22 @@ export function settleDbSpan (span: Span): void {
   const call = span.data as unknown
   if (!(call instanceof SqlCall)) return
   const { context } = call
-  const kept: SqlTraceContext = { query: context.query }
-  if (context.values !== undefined) kept.values = context.values
+  // a large statement or value is kept cut (and counted): forty reads of a 4 MB value cost no 160 MB
+  const kept: SqlTraceContext = { query: cutString(context.query, MAX_KEPT_STATEMENT) }
+  let cut = kept.query !== context.query
+  if (context.values !== undefined) {
+    const values = boundedValue(context.values)
+    kept.values = values.value
+    cut ||= values.cut
+  }
   if (context.database !== undefined) kept.database = context.database
   if (context.prepared !== undefined) kept.prepared = context.prepared
-  if (context.driverValues !== undefined) kept.driverValues = context.driverValues
+  if (context.driverValues !== undefined) {
+    const values = boundedValue(context.driverValues)
+    kept.driverValues = values.value
+    cut ||= values.cut
+  }
+  if (cut) kept.cut = true
   const rows = rowsOf(context)
   if (rows !== undefined) kept.rows = rows
   span.data = new SqlCall(kept, call.system, call.driver, call.traffic, call.via) as unknown as Record<string, unknown>
@@ -72,8 +89,12 @@ export function settleDbSpan (span: Span): void {
 const handedOut: object[] = []
 
 function mysqlVia (): ExplainVia | undefined {
-  const pool = (handedOut.at(-1) as { _pool?: unknown } | undefined)?._pool
-  return typeof pool === 'object' && pool !== null ? { kind: 'mysql2-pool', handle: pool } : undefined
+  const connection = handedOut.at(-1) as { _pool?: unknown } | undefined
+  const pool = connection?._pool
+  if (typeof pool !== 'object' || pool === null) return undefined
+  // a PoolConnection's parent class is mysql2's Connection: EXPLAIN opens one of its own with it
+  const connectionClass = Object.getPrototypeOf(connection!.constructor) as unknown
+  return typeof connectionClass === 'function' ? { kind: 'mysql2-pool', handle: pool, connectionClass } : { kind: 'mysql2-pool', handle: pool }
 }
 
 function sqlCalls (tracing: string, system: string | undefined, driver: string | undefined): ChannelSubscription {
@@ -268,20 +289,21 @@ export function formatDbSpan (span: Span, redactor: Redactor): void {
   // a Redis command's passwords are no SQL literals: masked first, then the command read as one
   const query = call.system === 'redis' ? maskedRedisStatement(context.query, redactor, secrets) : context.query
   const analysis = analyzeSql(query, call.system)
-  const statement = maskedStatement(query, analysis, redactor, secrets)
+  // a literal that is a URL with credentials (a DSN, a signed link) is masked as every URL is
+  const statement = redactor.message(maskedStatement(query, analysis, redactor, secrets))
   const data: DbSpanData = { system: call.system, statement: truncate(statement), shape: truncate(analysis.shape), driver: call.driver }
   const params = maskedParams(context.values, analysis, redactor, secrets)
   if (params !== undefined) {
     data.params = params
     const runnable = runnableSql(query, analysis, call.system, context.values, secretSlots(analysis, redactor).test)
-    if (runnable !== undefined) data.runnable = runnable
+    if (runnable !== undefined) data.runnable = redactor.message(runnable)
   }
   // a server's error may quote the statement where it failed (MariaDB's `near '…'`)
   if (span.error !== undefined) {
     for (const secret of secrets) if (secret !== '') span.error = span.error.replaceAll(secret, REDACTED)
   }
   if (typeof context.prepared === 'string') data.prepared = truncate(context.prepared, MAX_NAME)
-  const id = call.via === undefined || !analysis.plainRead ? undefined : explainable(context.query, context.driverValues ?? context.values, call.system, call.via, secretValues(context.values, analysis, redactor))
+  const id = call.via === undefined || context.cut === true || !analysis.plainRead ? undefined : explainable(context.query, context.driverValues ?? context.values, call.system, call.via, secretValues(context.values, analysis, redactor))
   if (id !== undefined) data.explain = id
   const rows = rowsOf(context)
   if (rows !== undefined) data.rows = rows

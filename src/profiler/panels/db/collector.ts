@@ -26,7 +26,7 @@ export interface DbThresholds {
   slowMs: number
 }
 
-interface Group {
+export interface Group {
   statement: string
   count: number
   totalMs: number
@@ -57,10 +57,10 @@ function group (statements: readonly DbStatementRecord[], key: (statement: DbSta
 }
 
 const identical = (statement: DbStatementRecord): string => `${statement.statement}\u0000${JSON.stringify(statement.params ?? null)}`
-const similar = (statement: DbStatementRecord): string => statement.shape ?? statement.statement
+export const similar = (statement: DbStatementRecord): string => statement.shape ?? statement.statement
 
 /** What the panel, the badge and the toolbar say of the app's statements (the kernel's are apart). */
-function analyse (data: DbData): { app: DbStatementRecord[], kernel: DbStatementRecord[], duplicates: Map<string, Group>, nPlusOne: Map<string, Group> } {
+export function analyse (data: DbData): { app: DbStatementRecord[], kernel: DbStatementRecord[], duplicates: Map<string, Group>, nPlusOne: Map<string, Group> } {
   const app = data.statements.filter((statement) => statement.kernel !== true)
   const kernel = data.statements.filter((statement) => statement.kernel === true)
   const duplicates = new Map([...group(app, identical)].filter(([, entry]) => entry.count > 1))
@@ -145,15 +145,24 @@ export function dbCollector (thresholds: DbThresholds): Collector<DbData> {
         statements: rows(app, thresholds.slowMs, duplicates, nPlusOne, profile?.token),
         kernelStatements: rows(kernel, thresholds.slowMs, new Map(), new Map()),
         nPlusOne: [...nPlusOne.values()].map((entry) => ({ statement: entry.statement, count: entry.count, variants: entry.variants.size, totalMs: entry.totalMs, executions: executions(entry, app) })),
-        groups: [...group(app, identical).values()]
-          .sort((a, b) => b.totalMs - a.totalMs || b.count - a.count)
-          .map((entry) => ({ statement: entry.statement, count: entry.count, totalMs: entry.totalMs, repeated: entry.count > 1 }))
+        // by shape, as Doctrine's "group similar statements": one row per statement with its count
+        groups: [...group(app, similar).entries()]
+          .sort(([, a], [, b]) => b.totalMs - a.totalMs || b.count - a.count)
+          .map(([shape, entry]) => ({
+            // the statement itself when its text never changed, else its shape (values taken out)
+            statement: entry.numbers.every((number) => app[number - 1]!.statement === entry.statement) ? entry.statement : shape,
+            count: entry.count,
+            variants: entry.variants.size,
+            totalMs: entry.totalMs,
+            repeated: entry.count > 1
+          }))
       }
     },
     badge (data) {
       const { app, nPlusOne } = analyse(data)
       const sums = totals(app)
-      if (sums.errors > 0) return { text: String(sums.errors), kind: 'error' }
+      // the statements' count, as the toolbar says it: red when one failed
+      if (sums.errors > 0) return { text: String(sums.count), kind: 'error' }
       if (nPlusOne.size > 0) return { text: `${sums.count} (N+1)`, kind: 'warning' }
       return sums.count > 0 ? { text: String(sums.count), kind: 'info' } : undefined
     },

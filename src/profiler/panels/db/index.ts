@@ -9,8 +9,9 @@ import { isSameOrigin } from '../../pages/same-origin.js'
 import { DB, dbChannels, formatDbSpan, settleDbSpan } from './capture.js'
 import { pgChannels, pgInstrumentation, pgPoolInstrumentation } from './pg.js'
 import { betterSqlite3Instrumentation, findNodeSqlite, observeNodeSqlite, sqliteChannels } from './sqlite.js'
-import { ExplainRefusal, explain } from './explain.js'
+import { ExplainFailure, ExplainRefusal, explain } from './explain.js'
 import { dbCollector } from './collector.js'
+import { dbReader } from './findings.js'
 
 /** The answer of EXPLAIN for a statement of a profile: the plan, or why there is none. */
 export function explainPage (profile: Profile, statement: { statement: string, system: string }, outcome: { columns: string[], rows: string[][] } | { message: string }): PageModel {
@@ -49,6 +50,7 @@ export const db: ProfilerIntegration = {
       extensions: [{ name: 'node:sqlite', begin: findNodeSqlite }],
       close: release,
       collectors: [dbCollector({ totalMs: thresholds.db, slowMs: thresholds.slow_statement })],
+      readers: [dbReader(thresholds.slow_statement)],
       routes: [{
         method: 'POST',
         path: '/:token/explain/:id',
@@ -63,9 +65,10 @@ export const db: ProfilerIntegration = {
           try {
             return await kit.page(reply, explainPage(profile, statement, await explain(id)))
           } catch (error) {
-            if (error instanceof ExplainRefusal) return kit.page(reply.code(error.statusCode), explainPage(profile, statement, { message: error.message }))
-            // the database's own answer (a syntax it refuses, a table since dropped): shown as such
-            return kit.page(reply, explainPage(profile, statement, { message: `The database answered: ${(error as Error).message}` }))
+            if (error instanceof ExplainRefusal) return kit.page(reply.code(error.statusCode).headers(error.headers), explainPage(profile, statement, { message: error.message }))
+            // the database's own answer (a syntax it refuses, a table since dropped), its secret values masked
+            if (error instanceof ExplainFailure) return kit.page(reply, explainPage(profile, statement, { message: `The database answered: ${error.message}` }))
+            throw error
           }
         }
       }]

@@ -7,6 +7,8 @@
  * other languages.)
  */
 
+import { singleReadProblem } from './sql-statements.js'
+
 type TokenType = 'word' | 'ident' | 'string' | 'number' | 'placeholder' | 'op' | 'open' | 'close' | 'comma' | 'other'
 
 interface Token {
@@ -40,7 +42,10 @@ const WORD_START = /[A-Za-z_\u0080-\uffff]/
 const WORD = /[\w$.\u0080-\uffff]/
 const DIGIT = /[0-9]/
 const COMPARISON = new Set(['=', '<>', '!=', '<', '>', '<=', '>=', '<=>'])
-const COMPARISON_WORDS = new Set(['LIKE', 'ILIKE', 'BY'])
+/** `col LIKE v`; PostgreSQL's `SET name TO v` */
+const COMPARISON_WORDS = new Set(['LIKE', 'ILIKE', 'BY', 'TO'])
+/** PostgreSQL's `set_config('name', value, local)`: the value is the setting's, named by the first argument */
+const SET_CONFIG = 'SET_CONFIG'
 /** after `INTO`, a word before `(` that is no table name */
 const NOT_A_TABLE = new Set(['VALUES', 'VALUE', 'SELECT'])
 
@@ -125,26 +130,14 @@ function isMysql (system: string): boolean {
   return system === 'mysql' || system === 'mariadb'
 }
 
-/** The words that make a statement something else than a read, wherever they stand in it. */
-const WRITES = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE', 'UPSERT', 'INTO', 'CREATE', 'DROP', 'ALTER', 'TRUNCATE', 'GRANT', 'REVOKE', 'COPY'])
-
 /**
- * Whether a statement is a plain read that EXPLAIN may be asked of: one statement (nothing after
- * a `;` but comments), starting with SELECT or WITH, and none of the words of a write anywhere
- * outside its strings and quoted names (so neither a data-modifying CTE, `SELECT … INTO`, nor a
- * locking read `FOR UPDATE`). Deliberately strict: a read it refuses is only not explained.
+ * Whether a statement is a plain read that EXPLAIN may be asked of: exactly one statement,
+ * starting with SELECT or WITH, no word of a write or a transaction outside its strings and
+ * quoted names, read by its dialect's own lexer (sql-statements.ts). Deliberately strict: a read
+ * it refuses is only not explained.
  */
 export function isPlainRead (sql: string, system = 'mysql'): boolean {
-  return plainRead(sql, tokenize(sql, isMysql(system), system.startsWith('postgres')))
-}
-
-function plainRead (sql: string, tokens: readonly Token[]): boolean {
-  const words = tokens.filter((token) => token.type === 'word').map((token) => sql.slice(token.start, token.end).toUpperCase())
-  const first = words[0]
-  if (first !== 'SELECT' && first !== 'WITH') return false
-  const separator = tokens.findIndex((token) => token.type === 'other' && sql[token.start] === ';')
-  if (separator !== -1 && separator !== tokens.length - 1) return false
-  return !words.some((word) => WRITES.has(word))
+  return singleReadProblem(sql, system) === undefined
 }
 
 function columnName (sql: string, token: Token | undefined): string | undefined {
@@ -204,6 +197,10 @@ export function analyzeSql (sql: string, system = 'mysql'): SqlAnalysis {
       const enclosing = lists.at(-1)
       if (PASSWORD_FUNCTIONS.has(keyword) || enclosing?.column === PASSWORD) {
         lists.push({ column: PASSWORD, position: 0 })
+      } else if (keyword === SET_CONFIG) {
+        // set_config('app.password', '…', false): the second argument is the setting's value
+        const name = tokens[k + 1]
+        lists.push({ columns: [undefined, name?.type === 'string' ? sql.slice(name.start, name.end).replace(/^[A-Za-z]?'|'$/g, '') : undefined], position: 0 })
       } else if (keyword === 'IN' || (keyword === 'NOT' && word(tokens[k + 1]) === 'IN')) {
         lists.push({ column: columnName(sql, tokens[k - 2]), position: 0 })
       } else if (insertColumns === undefined && collecting === undefined && word(tokens[k - 2]) === 'INTO' && (previous?.type === 'ident' || (previous?.type === 'word' && !NOT_A_TABLE.has(keyword)))) {
@@ -253,7 +250,7 @@ export function analyzeSql (sql: string, system = 'mysql'): SqlAnalysis {
     if (slot.column === undefined) delete slot.column
     slots.push(slot)
   }
-  return { slots, shape: shapeOf(sql, tokens), plainRead: plainRead(sql, tokens) }
+  return { slots, shape: shapeOf(sql, tokens), plainRead: isPlainRead(sql, system) }
 }
 
 /** The value at `k` follows `IDENTIFIED BY`, or `IDENTIFIED WITH|VIA <plugin> BY|AS|USING`. */

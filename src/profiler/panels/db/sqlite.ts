@@ -173,6 +173,9 @@ const STATEMENT_METHODS = ['run', 'get', 'all', 'iterate', 'bind'] as const
 /** The better-sqlite3 versions the instrumentation is written for (the suite runs 12 on Node 20; 13 needs Node 22). */
 export const BETTER_SQLITE3_VERSIONS = '>=12.0.0 <14'
 
+/** The throwaway database and statement of each instrumented copy (see instrumentBetterSqlite3). */
+const SCRATCH: object[] = []
+
 /** Instruments one copy of better-sqlite3 (its export: the Database class). */
 function instrumentBetterSqlite3 (exports: unknown, copy: InstrumentedCopy): (() => void) | undefined {
   if (typeof exports !== 'function') {
@@ -184,7 +187,13 @@ function instrumentBetterSqlite3 (exports: unknown, copy: InstrumentedCopy): (()
   const scratch = new Database(':memory:')
   let statement: object
   try {
-    statement = Object.getPrototypeOf(scratch.prepare('SELECT 1')) as object
+    const prepared = scratch.prepare('SELECT 1')
+    statement = Object.getPrototypeOf(prepared) as object
+    // kept referenced for the process's life (a few hundred bytes): better-sqlite3 12 built for
+    // Node 24 aborts the process when V8 collects one of its objects outside a JavaScript context
+    // (node::RemoveEnvironmentCleanupHook's assertion, upstream), so the kernel leaves none of its
+    // own for the collector
+    SCRATCH.push(scratch, prepared)
   } finally {
     scratch.close()
   }

@@ -34,11 +34,12 @@ export function exceptionCollector (sources: SourceExcerpts | undefined): Collec
       type: 'array',
       items: { type: 'object', required: ['class', 'message', 'statusCode', 'trace'], properties: { class: { type: 'string' }, message: { type: 'string' }, statusCode: { type: 'integer' }, trace: { type: 'array', items: { type: 'object' } } } }
     },
-    collect ({ context }) {
+    collect ({ context, redactor }) {
       const error = context.exception
       if (error === undefined || error === null) return []
       const chain = withReplyStatus(sources === undefined ? flattenChain(error, true) : sources.chain(error), context.replyStatus)
-      return chain.map((exception) => ({ ...exception, message: truncate(exception.message, 16384), trace: exception.trace.slice(0, MAX_FRAMES) }))
+      // a message may quote a URL with its credentials (a DSN, undici's errors)
+      return chain.map((exception) => ({ ...exception, message: truncate(redactor.message(exception.message), 16384), trace: exception.trace.slice(0, MAX_FRAMES) }))
     },
     preferred (chain) {
       return chain.length > 0

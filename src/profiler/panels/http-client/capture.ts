@@ -83,8 +83,9 @@ type Tapped = (this: unknown, chunk: unknown, encoding?: unknown) => unknown
 /**
  * Copies what a library method is given (a body's chunks) into `tee`, on this one object: an
  * own property over the prototype's method, for this request only. undici calls
- * `request.onBodySent(chunk)` for each chunk it writes and `request.onData(chunk)` for each it
- * receives (Node 20's undici 6 publishes no `bodyChunkSent`/`bodyChunkReceived` channel);
+ * `request.onBodySent(chunk)` for each chunk it writes and `request.onData(chunk)` (undici 8:
+ * `onResponseData`) for each it receives (Node 20's and 22's undici 6 publishes no
+ * `bodyChunkSent`/`bodyChunkReceived` channel);
  * node:http's parser `response.push(chunk)`.
  */
 function tap (target: object, method: string, tee: BodyTee): void {
@@ -198,7 +199,8 @@ export const httpClientChannels: readonly ChannelSubscription[] = [
       // published before the body's first byte: a text body is copied as it comes
       if (isTextType(flatHeaderOf(response.headers, 'content-type'))) {
         call.responseBody = new BodyTee(call.budget!)
-        tap(request, 'onData', call.responseBody)
+        // undici 6 and 7 (Node 22, 24) name it onData, undici 8 (Node 26) onResponseData
+        tap(request, typeof (request as { onData?: unknown }).onData === 'function' ? 'onData' : 'onResponseData', call.responseBody)
       }
     }
   },

@@ -51,7 +51,7 @@ function readable (body: ShownBody | undefined): object | undefined {
   return { ...body, text }
 }
 
-function analyse (data: HttpClientData): Repeated[] {
+export function analyse (data: HttpClientData): Repeated[] {
   return repeatedShapes(data.calls, callShape, (call) => `${call.method} ${call.url}`, N_PLUS_ONE)
 }
 

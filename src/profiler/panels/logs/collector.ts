@@ -50,7 +50,7 @@ export function formatLogs (captured: CapturedLogs | undefined, startOffset: num
     } else {
       message = args.length > 0 ? format(...args) : ''
     }
-    return { level, levelName: LEVEL_NAMES.get(level) ?? String(level), offset: Math.round((offset + startOffset) * 1000) / 1000, message: truncate(message), context }
+    return { level, levelName: LEVEL_NAMES.get(level) ?? String(level), offset: Math.round((offset + startOffset) * 1000) / 1000, message: truncate(redactor.message(message)), context }
   })
   if (captured.dropped > 0) {
     records.push({ level: 40, levelName: 'warn', offset: records.at(-1)?.offset ?? 0, message: `${captured.dropped} more log records were not kept`, context: null })

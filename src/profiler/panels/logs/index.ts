@@ -1,5 +1,6 @@
 import type { ProfilerIntegration } from '../../integration.js'
 import { logsCollector } from './collector.js'
+import { logsReader } from './findings.js'
 
 /**
  * The Logs panel: the records a unit logged. Capturing them is the recording's own (a
@@ -8,5 +9,5 @@ import { logsCollector } from './collector.js'
  */
 export const logs: ProfilerIntegration = {
   name: 'logs',
-  setup: () => ({ collectors: [logsCollector] })
+  setup: () => ({ collectors: [logsCollector], readers: [logsReader] })
 }

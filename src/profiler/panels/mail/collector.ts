@@ -242,7 +242,7 @@ function record (sent: SentMail, redactor: Redactor): MailRecord {
   const rejected = list(info.rejected)
   if (rejected !== undefined) mail.rejected = rejected
   if (typeof info.response === 'string') mail.response = truncate(info.response, 1000)
-  if (sent.error !== undefined) mail.error = truncate(sent.error instanceof Error ? sent.error.message : String(sent.error), 2000)
+  if (sent.error !== undefined) mail.error = truncate(redactor.message(sent.error instanceof Error ? sent.error.message : String(sent.error)), 2000)
 
   if (sent.rawBytes > MAX_EML_BYTES) mail.emlNote = `the message is ${sent.rawBytes} bytes, over the ${MAX_EML_BYTES} bytes kept of one message`
   else if (!sent.streamed) mail.emlNote = sent.error !== undefined ? 'the message was not sent' : 'the transport did not read the message, and it could not be built again (it reads streams or URLs)'
@@ -253,6 +253,11 @@ function record (sent: SentMail, redactor: Redactor): MailRecord {
     mail.size = mail.eml.length
   }
   return mail
+}
+
+/** The `index`-th message's HTML with its remote content (1 for the first), loaded in its frame when the developer asks. */
+export function mailRemotePath (token: string, index: number): string {
+  return `${PROFILER_PATH}/${token}/mail/${index}/remote`
 }
 
 /** The `.eml` download of the `index`-th message (1 for the first) of a profile. */
@@ -317,6 +322,7 @@ export const mailCollector: Collector<MailData> = {
         textNote: mail.textNote,
         html: mail.html,
         htmlNote: mail.htmlNote,
+        remote: mail.html === undefined ? undefined : mailRemotePath(profile.token, index + 1),
         attachments: mail.attachments,
         headers: mail.headers.map(([name, value]) => ({ name, value })),
         messageId: mail.messageId,

@@ -6,6 +6,9 @@ import { IN_FLIGHT_WAIT_MS, settleWithin } from '../../instrument/in-flight.js'
 import { nodemailerInstrumentation } from './nodemailer.js'
 import type { SentMails } from './nodemailer.js'
 import { mailCollector } from './collector.js'
+import { boundedValue } from '../../bounded-value.js'
+import { MAIL_REMOTE_POLICY } from './remote-policy.js'
+import { POLICY_HEADERS } from '../../pages/page-policy.js'
 
 /**
  * What the json transport never streams (and a transport of the app's own may not) is built
@@ -32,6 +35,19 @@ async function buildUnread (mails: SentMails): Promise<void> {
  */
 export const mailExtension: RecordingExtension = {
   name: 'mail',
+  // what a memory storage counts of the unit: what the app gave each message (its bodies and
+  // attachments); the raw message is counted as it is read (the recording's retainedBytes)
+  held (context, count) {
+    for (const sent of context.get('sentMails')?.messages ?? []) count(sent.mail?.data)
+  },
+  // a unit holding too much: a message given large bodies or attachments keeps them cut, and
+  // lets its compiled tree go (it holds the attachments again); the panel shows what the app gave
+  shrink (context) {
+    for (const sent of context.get('sentMails')?.messages ?? []) {
+      const bounded = boundedValue(sent.mail?.data)
+      if (sent.mail !== undefined && bounded.cut) sent.mail = { data: bounded.value as Record<string, unknown>, message: null }
+    }
+  },
   end (_recording, context) {
     const mails = context.get('sentMails')
     if (mails === undefined) return undefined
@@ -47,7 +63,8 @@ export const mailExtension: RecordingExtension = {
 /**
  * The mail panel, with no code from the app: while a profiler is alive the app's own nodemailer
  * (its CommonJS copy, and the ES module copy nodemailer 10 ships for `import`) is instrumented
- * (once per process), and the messages a unit sends are recorded with it. Its route: the
+ * (once per process), and the messages a unit sends are recorded with it. Its routes: a
+ * message's HTML with its remote content (loaded only when asked, per message), and the
  * download of a message as `.eml`.
  */
 export const mail: ProfilerIntegration = {
@@ -57,6 +74,26 @@ export const mail: ProfilerIntegration = {
     extensions: [mailExtension],
     collectors: [mailCollector],
     routes: [{
+      // a message's HTML with its remote content, in its frame, when the developer asks (its link):
+      // its own policy lets images, stylesheets and fonts load from anywhere, still with no script
+      method: 'GET',
+      path: '/:token/mail/:n/remote',
+      name: '_profiler_mail_remote',
+      async handler (request: FastifyRequest, reply: FastifyReply, kit) {
+        const { token, n: number } = request.params as { token: string, n: string }
+        const profile = /^\d{1,4}$/.test(number) ? await kit.stored(token) : undefined
+        const html = profile?.collected.mail?.messages?.[Number(number) - 1]?.html
+        if (profile === undefined || typeof html !== 'string') throw new NotFoundHttpException(`Token "${token}" has no HTML message ${number}.`)
+        for (const name of POLICY_HEADERS) reply.removeHeader(name)
+        return reply
+          .header('content-security-policy', MAIL_REMOTE_POLICY)
+          .header('cache-control', 'no-store')
+          .header('x-content-type-options', 'nosniff')
+          .header('referrer-policy', 'no-referrer')
+          .type('text/html; charset=utf-8')
+          .send(html)
+      }
+    }, {
       // a message as it was sent, for a mail client: the raw message the transport read
       method: 'GET',
       path: '/:token/mail/:eml',

@@ -5,6 +5,7 @@ import type { KernelContext } from '../../../kernel/context.js'
 import type { KernelProfiler } from '../../kernel-profiler.js'
 import type { UnitOfWork } from '../../unit.js'
 import { recordingOf } from '../../recording.js'
+import { TOKEN_PATTERN } from '../../token.js'
 import type { OpenSpan } from '../../spans.js'
 import type { ModuleInstrumentation } from '../../instrument/modules.js'
 import { wrapMethod } from '../../instrument/patch.js'
@@ -87,6 +88,12 @@ export type JobRecorder = Pick<KernelProfiler, 'record'>
 
 /** Jobs kept per unit. */
 export const MAX_JOBS = 200
+/**
+ * The job option that carries the token of the profile that added the job, with the job, to the
+ * Worker that runs it, whichever process that is: BullMQ stores options it does not know as
+ * they are, and gives them back with the job. The job's data stays as the app made it.
+ */
+export const PARENT_OPTION = 'profilerParent'
 /** Parent links kept in this process (the oldest forgotten first). */
 const MAX_LINKS = 10_000
 
@@ -143,6 +150,24 @@ function currentAdds (): AddedJobs | undefined {
   return adds
 }
 
+/** A job's options with its parent profile's token: a copy, the app's object is left as it is. */
+function withParent (opts: unknown, token: string): Record<string, unknown> {
+  return { ...(typeof opts === 'object' && opts !== null ? opts as Record<string, unknown> : {}), [PARENT_OPTION]: token }
+}
+
+/** A flow's nodes with their parent profile's token, children included (copies). */
+function flowWithParent (flow: unknown, token: string): unknown {
+  if (typeof flow !== 'object' || flow === null) return flow
+  const node = flow as { opts?: unknown, children?: unknown }
+  return { ...node, opts: withParent(node.opts, token), ...(Array.isArray(node.children) ? { children: node.children.map((child) => flowWithParent(child, token)) } : {}) }
+}
+
+/** The parent profile a job carries in its options, if it carries a token. */
+function carriedParent (job: JobLike): string | undefined {
+  const token = job.opts?.[PARENT_OPTION]
+  return typeof token === 'string' && TOKEN_PATTERN.test(token) ? token : undefined
+}
+
 function record (adds: AddedJobs, entry: Omit<AddedJob, 'at'>): AddedJob | undefined {
   if (adds.jobs.length >= MAX_JOBS) {
     adds.dropped++
@@ -184,7 +209,7 @@ function wrapAdd (add: Method): Method {
     const [name, data, opts] = args
     const entry = record(adds, { via: 'add', queue: String(this.name), name, data, opts, defaults: this.jobsOpts })
     const span = startSpan(currentKernelContext(), `add ${String(this.name)}:${String(name)}`)
-    const result = add.apply(this, args as never[])
+    const result = add.apply(this, [name, data, withParent(opts, adds.token), ...args.slice(3)] as never[])
     follow<JobLike>(adds, result, span, (job) => {
       if (entry !== undefined) entry.job = job
       remember(job, adds)
@@ -201,7 +226,8 @@ function wrapAddBulk (addBulk: Method): Method {
     const entries = (list as Array<{ name?: unknown, data?: unknown, opts?: unknown }>).map((item) =>
       record(adds, { via: 'addBulk', queue: String(this.name), name: item?.name, data: item?.data, opts: item?.opts, defaults: this.jobsOpts }))
     const span = startSpan(currentKernelContext(), `addBulk ${String(this.name)} (${list.length} jobs)`)
-    const result = addBulk.apply(this, args as never[])
+    const carried = (list as unknown[]).map((item) => typeof item === 'object' && item !== null ? { ...item, opts: withParent((item as { opts?: unknown }).opts, adds.token) } : item)
+    const result = addBulk.apply(this, [carried, ...args.slice(1)] as never[])
     follow<JobLike[]>(adds, result, span, (jobs) => {
       jobs.forEach((job, index) => {
         const entry = entries[index]
@@ -220,7 +246,8 @@ function wrapFlow (method: Method, many: boolean): Method {
     if (adds === undefined || !Array.isArray(flows)) return method.apply(this, args as never[])
     const entries = flows.map((flow) => record(adds, { via: 'flow', queue: String(flow?.queueName), name: flow?.name, data: flow?.data, opts: flow?.opts, defaults: undefined }))
     const span = startSpan(currentKernelContext(), `flow ${flows.map((flow) => `${String(flow?.queueName)}:${String(flow?.name)}`).join(', ')}`)
-    const result = method.apply(this, args as never[])
+    const carried = many ? flows.map((flow) => flowWithParent(flow, adds.token)) : flowWithParent(flows[0], adds.token)
+    const result = method.apply(this, [carried, ...args.slice(1)] as never[])
     follow<JobNodeLike | JobNodeLike[] | undefined>(adds, result, span, (value) => {
       const nodes = many ? value as JobNodeLike[] : [value as JobNodeLike]
       nodes.forEach((node, index) => {
@@ -253,7 +280,9 @@ interface WorkerLike { name: string }
 
 /**
  * A job taken by a Worker of this process, run inside a profile of its own (kind `job`, named
- * `<queue>:<job name>`), linked to the profile that added it when that was recorded here.
+ * `<queue>:<job name>`), linked to the profile that added it: the token its options carry,
+ * whichever process added it (or, for a job added before this version, the link this process
+ * kept when it added it).
  */
 async function processRecorded (worker: WorkerLike, call: Method, args: unknown[]): Promise<unknown> {
   const job = args[0] as JobLike
@@ -265,7 +294,9 @@ async function processRecorded (worker: WorkerLike, call: Method, args: unknown[
   if (recorder === undefined) return await call.apply(worker, args as never[])
   const queue = String(worker.name ?? job.queueName)
   const unit: UnitOfWork = { kind: 'job', name: `${queue}:${String(job.name)}` }
-  if (link !== undefined) unit.parent = link.token
+  const parent = carriedParent(job) ?? link?.token
+  // a job added outside any profile runs with none, even inside a unit (a Worker started by a request)
+  unit.parent = parent ?? null
   const processed: ProcessedJob = { job, queue }
   const outside = currentKernelContext()
   let moved: { error: unknown } | undefined

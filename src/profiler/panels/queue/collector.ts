@@ -61,8 +61,8 @@ declare module '../../../kernel/collector.js' {
   }
 }
 
-function message (error: unknown): string {
-  return truncate(error instanceof Error ? error.message : String(error), 1000)
+function message (error: unknown, redactor: Redactor): string {
+  return truncate(redactor.message(error instanceof Error ? error.message : String(error)), 1000)
 }
 
 function option (options: unknown, name: string): unknown {
@@ -94,7 +94,7 @@ function jobRecord (added: AddedJob, job: JobLike | undefined, redactor: Redacto
   const priority = numberOption('priority', ...sources)
   if (priority !== undefined && priority > 0) record.priority = priority
   if (parentJob !== undefined) record.parentJob = parentJob
-  if (added.error !== undefined) record.error = message(added.error)
+  if (added.error !== undefined) record.error = message(added.error, redactor)
   else if (job === undefined) record.adding = true
   return record
 }
@@ -125,7 +125,7 @@ function processedRecord (processed: ProcessedJob, redactor: Redactor): Processe
     data: redactor.value(job.data)
   }
   if (job.id !== undefined && job.id !== null) record.id = truncate(String(job.id), 200)
-  if (processed.error !== undefined) record.error = message(processed.error)
+  if (processed.error !== undefined) record.error = message(processed.error, redactor)
   const delay = numberOption('delay', job.opts)
   if (delay !== undefined && delay > 0) record.delay = delay
   if (typeof job.timestamp === 'number') record.addedAt = job.timestamp

@@ -6,9 +6,10 @@ import { NotFoundHttpException } from '../../../errors/exceptions.js'
 import { PROFILER_PATH } from '../../recording.js'
 import { IN_FLIGHT_WAIT_MS, settleWithin } from '../../instrument/in-flight.js'
 import { bullmqInstrumentation, recordJobsWith } from './bullmq.js'
-import type { JobRecorder } from './bullmq.js'
+import type { JobLike, JobRecorder } from './bullmq.js'
 import { queuedJobProfile } from './queued-job.js'
 import { queueCollector } from './collector.js'
+import { boundedValue } from '../../bounded-value.js'
 
 /**
  * What lives as long as a recording, for the queue panel: the profiler that records the jobs
@@ -25,8 +26,33 @@ export function queueExtension (recorder: JobRecorder): RecordingExtension {
       const adds = context.get('queuedJobs')
       if (adds === undefined) return undefined
       return settleWithin([...adds.pending], IN_FLIGHT_WAIT_MS)
+    },
+    // what a memory storage counts of the unit: the data and options of the jobs it added, or ran
+    held (context, count) {
+      for (const added of context.get('queuedJobs')?.jobs ?? []) {
+        count(added.data)
+        count(added.opts)
+      }
+      count(context.get('processedJob')?.job.data)
+    },
+    // a unit holding too much: the jobs' data and options kept cut, each Job kept as a plain
+    // snapshot (without its queue and Redis client)
+    shrink (context) {
+      for (const added of context.get('queuedJobs')?.jobs ?? []) {
+        added.data = boundedValue(added.data).value
+        added.opts = boundedValue(added.opts).value
+        if (added.job !== undefined) added.job = { ...snapshot(added.job), data: added.data }
+      }
+      const processed = context.get('processedJob')
+      if (processed !== undefined) processed.job = { ...snapshot(processed.job), data: boundedValue(processed.job.data).value }
     }
   }
+}
+
+/** What the queue panel reads of a Job, as plain data (the Job holds its Queue, its Redis client…). */
+function snapshot (job: JobLike): JobLike {
+  const { id, name, queueName, queueQualifiedName, opts, attemptsMade, attemptsStarted, timestamp } = job
+  return { id, name, queueName, queueQualifiedName, data: undefined, opts: boundedValue(opts).value as JobLike['opts'], attemptsMade, attemptsStarted, timestamp }
 }
 
 /**
@@ -62,7 +88,7 @@ export const queue: ProfilerIntegration = {
             contentPartial: 'missing',
             message: id === undefined
               ? `Job "${queue}:${name}" was not added${found.job.error === undefined ? ' yet when the profile was made' : `: ${found.job.error}`}, so it has no profile.`
-              : `Job "${queue}:${name}" #${id} has no profile here: it has not been processed yet, or a worker of another process ran it (only the process that added a job can link its run back to it), or its run was not profiled.`
+              : `Job "${queue}:${name}" #${id} has no profile here: it has not been processed yet, or its run was not profiled, or the worker that ran it keeps its profiles elsewhere (in its own memory, another folder: every process of the app shares the default file storage).`
           })
         }
       }],

@@ -7,6 +7,7 @@ import { headerText } from '../../../http/encoding.js'
 import { statusText } from '../../../errors/flatten.js'
 import { recordingOf, PROFILER_PATH } from '../../recording.js'
 import { statusKind } from '../../pages/status.js'
+import type { RedirectOrigin } from '../../redirect-cookie.js'
 
 export type HeaderList = Array<[string, string]>
 
@@ -36,6 +37,8 @@ export interface RequestData {
   /** Symfony's `_controller` */
   controller: string | null
   response: ResponseData | null
+  /** the redirect the browser followed to this request, and its profile (Symfony's `sf_redirect`) */
+  redirect?: RedirectOrigin
 }
 
 declare module '../../../kernel/collector.js' {
@@ -120,8 +123,14 @@ export function collectRequest (request: RequestSnapshot, context: KernelContext
     attributes,
     route: typeof context.attributes._route === 'string' ? context.attributes._route : null,
     controller: typeof context.attributes._controller === 'string' ? context.attributes._controller : null,
-    response: response(request.response, recordingOf(context)?.size ?? null, redactor)
+    response: response(request.response, recordingOf(context)?.size ?? null, redactor),
+    ...(recordingOf(context)?.redirect === undefined ? {} : { redirect: recordingOf(context)!.redirect })
   }
+}
+
+/** "POST @route_name" (or the method alone without a route), as Symfony names a redirect's origin. */
+export function redirectText (redirect: RedirectOrigin): string {
+  return redirect.route === null ? redirect.method : `${redirect.method} @${redirect.route}`
 }
 
 function text (value: unknown): string {
@@ -141,7 +150,10 @@ function pairs (list: HeaderList | null | undefined): Array<{ name: string, valu
 
 const pairList = { type: 'array', items: { type: 'array', items: { type: 'string' }, minItems: 2, maxItems: 2 } }
 
-/** The request panel (Symfony's "Request / Response") and the toolbar's status item. */
+/**
+ * The request panel (Symfony's "Request / Response") and the toolbar's status item, followed by
+ * the redirect the page came from, linking its profile (Symfony's "Redirect from POST @route (token)").
+ */
 export const requestCollector: Collector<RequestData> = {
   name: 'request',
   label: 'Request / Response',
@@ -186,6 +198,7 @@ export const requestCollector: Collector<RequestData> = {
         { name: 'URL', value: data.url },
         { name: 'Path', value: data.path },
         { name: 'Route', value: data.route ?? '(none)' },
+        ...(data.redirect === undefined ? [] : [{ name: 'Redirect from', value: `${data.redirect.statusCode} ${redirectText(data.redirect)} (${data.redirect.token})` }]),
         { name: 'Client IP', value: data.ip },
         { name: 'Protocol', value: `${data.protocol.toUpperCase()} / HTTP ${data.httpVersion}` },
         ...(locale !== undefined ? [{ name: 'Locale', value: locale }] : [])
@@ -217,7 +230,10 @@ export const requestCollector: Collector<RequestData> = {
       route: data?.route ?? null,
       controller: data?.controller ?? null,
       token: profile.token,
-      link: `${PROFILER_PATH}/${profile.token}?panel=request`
+      link: `${PROFILER_PATH}/${profile.token}?panel=request`,
+      redirect: data?.redirect === undefined
+        ? undefined
+        : { statusCode: data.redirect.statusCode, text: redirectText(data.redirect), token: data.redirect.token, href: `${PROFILER_PATH}/${data.redirect.token}` }
     }
   }
 }

@@ -2,6 +2,7 @@ import type { ProfilerIntegration } from '../../integration.js'
 import { ViewObserver } from './views.js'
 import { observeTemplateRuns } from './template-runs.js'
 import { templatesCollector } from './collector.js'
+import { templatesReader } from './findings.js'
 
 /**
  * The Templates panel: the views a request rendered (`reply.view()`, observed as the request's
@@ -14,7 +15,8 @@ export const templates: ProfilerIntegration = {
     const views = new ViewObserver()
     return {
       extensions: [{ name: 'renders', begin (_recording, _context, unit) { if (unit.request !== undefined && unit.reply !== undefined) views.observe(unit.request, unit.reply) } }],
-      collectors: [templatesCollector(profiler.options.thresholds.templates)]
+      collectors: [templatesCollector(profiler.options.thresholds.templates)],
+      readers: [templatesReader]
     }
   }
 }

@@ -1,0 +1,2 @@
+/** What every masked value reads. */
+export const REDACTED = '******'
