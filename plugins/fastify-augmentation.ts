@@ -60,5 +60,7 @@ declare module 'fastify' {
      * this route (a route registered before the kernel: from its first request on)
      */
     trailingSlashRedirect?: boolean
+    /** `false`: the route's requests are never profiled (a health check, an asset): no token, no toolbar, not even for an exception */
+    profiler?: false
   }
 }

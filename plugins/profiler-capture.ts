@@ -5,6 +5,7 @@ import { AccessDeniedHttpException } from '../src/errors/exceptions.js'
 import { isSameOrigin } from '../src/profiler/pages/same-origin.js'
 import { ASK_COOKIE, ASK_COOKIE_SECONDS } from '../src/profiler/capture.js'
 import { lastQueryValue } from '../src/profiler/pages/pages.js'
+import type { GuardsView } from '../src/profiler/guards/guards.js'
 
 export const CAPTURE_PATH = `${PROFILER_PATH}/capture`
 
@@ -16,6 +17,8 @@ export interface CaptureView {
   /** this browser's requests are switched on (its cookie) */
   browserOn: boolean
   url: string
+  /** the lag pauses and the exceptions kept, once there is something to say */
+  guards: GuardsView | undefined
 }
 
 /**
@@ -35,5 +38,5 @@ export function registerCaptureSwitch (app: FastifyInstance, profiler: Profiler,
   })
   const { label } = profiler.capture
   const selective = profiler.capture.mode.mode !== 'all'
-  return (request) => ({ label, selective, browserOn: selective && profiler.capture.asked(request), url: CAPTURE_PATH })
+  return (request) => ({ label, selective, browserOn: selective && profiler.capture.asked(request), url: CAPTURE_PATH, guards: profiler.guards.view })
 }

@@ -139,7 +139,9 @@ export async function registerProfiler (app: FastifyInstance, kernel: Kernel, pr
   app.addHook('onClose', async () => { await profiler.settled(); await storage.close() })
 
   // each request's log records, captured where Fastify creates request.log
-  app.setChildLoggerFactory(profiler.logCapture.factory(app.childLoggerFactory, () => !profiler.saturated))
+  // (not for a path never profiled, nor while capture is paused for the event loop's lag)
+  app.setChildLoggerFactory(profiler.logCapture.factory(app.childLoggerFactory, (url) => !profiler.saturated && profiler.guards.admitsTarget(url)))
+  app.addHook('onClose', async () => { profiler.guards.close() })
   // other units' records, from whichever pino logger writes them (once per process while a profiler is alive)
   const releaseUnitLogs = unitLogChannels.retain()
   app.addHook('onClose', async () => { releaseUnitLogs() })

@@ -36,7 +36,8 @@ async function redisState (client: Redis | undefined): Promise<'not used' | 'rea
  * container is not restarted for it; `?require=redis` answers 503 then, for a readiness check.
  */
 function registerHealth (app: FastifyInstance, client: Redis | undefined): void {
-  app.get('/_health', { config: { name: '_health' } }, async function health (request, reply) {
+  // the probe runs every few seconds: never profiled (it would crowd out the pages)
+  app.get('/_health', { config: { name: '_health', profiler: false } }, async function health (request, reply) {
     const redis = await redisState(client)
     const required = (request.query as { require?: unknown }).require === 'redis'
     return reply.code(redis === 'down' && required ? 503 : 200).header('cache-control', 'no-store')

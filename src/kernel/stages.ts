@@ -34,6 +34,8 @@ export const Priority = {
   /** Symfony's security ExceptionListener: before the logger and the error controller */
   SECURITY_EXCEPTION: 1,
   EXCEPTION_LOGGER: 0,
+  /** a request the profiler left out (a sample, the save budget) that fails: its profile begins here, before the error page links it */
+  PROFILER_EXCEPTION: -64,
   ERROR_CONTROLLER: -128,
   // kernel.response
   CONTENT_LANGUAGE: -64,

@@ -10,3 +10,4 @@
 export type {} from '../kernel/listeners/csp-nonces.js'
 export type {} from '../kernel/stopwatch.js'
 export type {} from './recording.js'
+export type {} from './guards/guards.js'

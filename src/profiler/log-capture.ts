@@ -104,11 +104,11 @@ export function newCapture (origin: number): CapturedLogs {
  * WeakMap: thousands of live weak entries make every garbage collection slower).
  */
 export class LogCapture {
-  /** @param capturing whether a request made now may be profiled (the profiler is not saturated) */
-  factory (previous: ChildLoggerFactory, capturing: () => boolean = () => true): ChildLoggerFactory {
+  /** @param capturing whether a request made now may be profiled (the profiler is not saturated; its raw target not excluded) */
+  factory (previous: ChildLoggerFactory, capturing: (url: string | undefined) => boolean = () => true): ChildLoggerFactory {
     return function profiledChildLogger (this: any, logger, bindings, options, rawRequest) {
       const child = previous.call(this, logger, bindings, options, rawRequest)
-      if (!capturing()) return child
+      if (!capturing(rawRequest?.url)) return child
       const captured = newCapture(performance.now())
       const capturer = Object.create(child)
       capturer[kCaptured] = captured

@@ -12,9 +12,15 @@ import { integrationProblems } from './integration.js'
 import type { ProfilerIntegration } from './integration.js'
 import { DEFAULT_THRESHOLDS } from './thresholds.js'
 import type { Thresholds } from './thresholds.js'
+import { CAPTURE_GUARD_SCHEMA, captureGuardProblems, resolveCaptureGuards } from './guards/options.js'
+import type { CaptureGuardOptions, ResolvedCaptureGuards } from './guards/options.js'
 
-/** Options of the web profiler: `app.register(kernel, { debug: true, profiler: { ... } })`. */
-export interface ProfilerOptions {
+/**
+ * Options of the web profiler: `app.register(kernel, { debug: true, profiler: { ... } })`; the
+ * capture guards' (`excludedPaths`, `excludedHttpCodes`, `keepExceptions`, `maxEventLoopDelay`)
+ * are described in `guards/options.ts`.
+ */
+export interface ProfilerOptions extends CaptureGuardOptions {
   /**
    * where profiles are kept: `file` (the default: a folder every process of the app writes and
    * reads at once: servers, cluster workers, queue workers, commands), `memory` (bounded LRU,
@@ -56,7 +62,7 @@ export interface ProfilerOptions {
   allowedHosts?: string[]
   /**
    * most share of the main thread spent building and serialising profiles, per second (default
-   * 0.05); beyond it, under heavy load, further requests of the second are not profiled rather
+   * 0.05); beyond it, under heavy load, further units of the second are not profiled rather
    * than slowing the app. The memory storage builds nothing as a unit ends: there it is the
    * share of units recorded past `keepPerSecond` in a second. 1: never for it (full capture)
    */
@@ -111,6 +117,8 @@ export interface ResolvedProfilerOptions {
   /** a built-in storage's name, or the app's own storage */
   storage: BuiltInStorage | ProfileStorage
   capture: CaptureMode
+  /** what keeps a profiler left on cheap: exclusions, kept exceptions, the lag pause */
+  guards: ResolvedCaptureGuards
   /** the file storage's folder as given; undefined: the default, under the app's root (filled in when the storage opens) */
   directory: string | undefined
   redis: { client: RedisCommands, prefix?: string, commandTimeoutMs: number } | undefined
@@ -154,6 +162,7 @@ const schema = {
     storage: { type: ['string', 'object'], if: { type: 'string' }, then: { enum: ['memory', 'file', 'redis'] } },
     // checked by captureMode(), which names the forms it takes
     capture: {},
+    ...CAPTURE_GUARD_SCHEMA,
     directory: { type: 'string', minLength: 1 },
     redis: REDIS_CLIENT_OPTIONS_SCHEMA,
     maxProfiles: { type: 'integer', minimum: 1, maximum: 1_000_000 },
@@ -276,6 +285,7 @@ export function resolveProfilerOptions (given: boolean | ProfilerOptions | Recor
   }
   const capture = captureMode(o.capture)
   if (typeof capture === 'string') problems.push(capture)
+  problems.push(...captureGuardProblems(o))
   if (typeof o.storage === 'object') problems.push(...storageProblems(o.storage as unknown as Record<string, unknown>, o as Record<string, unknown>))
   if (o.storage === 'redis' && typeof o.redis?.client?.call !== 'function') {
     problems.push('option "profiler.redis.client" must be a Redis client (ioredis) when "profiler.storage" is "redis"')
@@ -285,6 +295,7 @@ export function resolveProfilerOptions (given: boolean | ProfilerOptions | Recor
   return {
     storage: o.storage ?? 'file',
     capture: capture as CaptureMode,
+    guards: resolveCaptureGuards(o),
     directory: o.directory,
     redis: o.redis === undefined ? undefined : { client: o.redis.client, ...(o.redis.prefix === undefined ? {} : { prefix: o.redis.prefix }), commandTimeoutMs: o.redis.commandTimeout ?? 500 },
     maxProfiles: o.maxProfiles ?? DEFAULT_MAX_PROFILES,

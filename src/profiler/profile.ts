@@ -2,11 +2,11 @@ import type { CollectedData, PanelFigures, ProfileFigures, ProfileSummary } from
 
 export type { ProfileSummary, ProfileFigures, PanelFigures }
 
-/** One request, as stored: plain JSON, secrets already masked. */
+/** One unit (an HTTP request, a job, a command…), as stored: plain JSON, secrets already masked. */
 export interface Profile extends ProfileSummary {
   version: 2
   aborted: boolean
-  /** what each collector collected for the request, by collector name */
+  /** what each collector collected for the unit, by collector name */
   collected: Partial<CollectedData> & Record<string, unknown>
   /** the profile was larger than a profile may be, and was cut: what was done (profile-bound.ts) */
   cut?: string

@@ -23,6 +23,7 @@ import type { Recording } from './recording.js'
 import { keepsRecordings } from './storage/storage.js'
 import { checkedUnit } from './unit.js'
 import { CapturePolicy } from './capture.js'
+import { CaptureGuards } from './guards/guards.js'
 import type { UnitOfWork } from './unit.js'
 import type { KernelProfiler, ProfiledResponse } from './kernel-profiler.js'
 
@@ -49,6 +50,8 @@ export class Profiler implements KernelProfiler {
   readonly requests: RequestRecording
   /** which units are recorded (the `capture` option) */
   readonly capture: CapturePolicy
+  /** what keeps a profiler left on cheap: exclusions, kept exceptions, the lag pause (closed with the app) */
+  readonly guards: CaptureGuards
   /** the panels of the kernel's collectors (each profile's menu, badges and toolbar items) */
   panels: Panels | undefined
   /**
@@ -79,7 +82,8 @@ export class Profiler implements KernelProfiler {
     this.origins = new OriginResolver(kernel.sources)
     this.recorder = new Recorder(this.saves, options.maxSpans, options.origins ? this.origins : undefined, (ended, recording) => kernel.collectLive(ended, failed(recording)), log)
     this.capture = new CapturePolicy(options.capture)
-    this.requests = new RequestRecording(this.recorder, this.admission, this.logCapture, kernel, this.capture)
+    this.guards = new CaptureGuards(options.guards)
+    this.requests = new RequestRecording(this.recorder, this.admission, this.logCapture, kernel, this.capture, this.guards)
   }
 
   /** the one redaction policy, the kernel's (made from these options' `redactNames` and `redactPattern`) */
@@ -118,9 +122,9 @@ export class Profiler implements KernelProfiler {
     const context = new KernelContext()
     context.parent = currentKernelContext()
     // not recorded (the capture mode, or the save budget is spent): the work is done all the same
-    if (!this.capture.records(() => false, parent !== null && recordingOf(context.parent) !== undefined)) return await fn(undefined)
+    if (!this.capture.records(() => false, parent !== null && recordingOf(context.parent) !== undefined)) return await this.leftOut(context, { kind, name, parent }, fn)
     const recording = this.recorder.begin(context, { kind, name, parent }, newCapture(context.startedAt))
-    if (recording === undefined) return await fn(undefined)
+    if (recording === undefined) return await this.leftOut(context, { kind, name, parent }, fn)
     let kept = false
     try {
       return await runInUnit(context, () => fn(recording.token))
@@ -136,6 +140,28 @@ export class Profiler implements KernelProfiler {
       // settled once its profile is stored, so that a script may exit at once, and the token
       // it prints opens from any process
       if (kept && recordingOf(context.parent) === undefined) await this.saves.untilStored(recording.token)
+    }
+  }
+
+  /**
+   * A unit left out (the capture mode, the save budget) runs as it is; one that throws gets its
+   * profile all the same (`keepExceptions`), begun and ended at its exception: what it is, its
+   * error, its time.
+   */
+  private async leftOut<T> (context: KernelContext, unit: { kind: string, name: string, parent: string | null | undefined }, fn: (token: string | undefined) => T | PromiseLike<T>): Promise<T> {
+    try {
+      return await fn(undefined)
+    } catch (error) {
+      if (this.guards.options.keepExceptions) {
+        context.exception = error
+        const recording = this.recorder.begin(context, { ...unit, fromException: true }, undefined)
+        if (recording !== undefined) {
+          recording.failed = true
+          this.guards.keptException(false)
+          this.recorder.end(recording, { kind: unit.kind, name: unit.name, context, aborted: false })
+        }
+      }
+      throw error
     }
   }
 

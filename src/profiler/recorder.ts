@@ -16,8 +16,8 @@ let heapRead = 0
 
 /**
  * The heap in use, read at most once a millisecond: V8 fills a whole statistics object for
- * each read, and under load the start and end of thousands of requests fall in the same
- * millisecond (the figure is the heap of the process, not of one request, either way).
+ * each read, and under load the start and end of thousands of units fall in the same
+ * millisecond (the figure is the heap of the process, not of one unit, either way).
  */
 export function heapUsed (): number {
   const now = performance.now()
@@ -40,6 +40,8 @@ export interface LiveUnit {
   parent?: string | null
   request?: FastifyRequest
   reply?: FastifyReply
+  /** begun at its exception, left out before (kept past the save budget: see Recording.fromException) */
+  fromException?: boolean
 }
 
 /** A unit as it ends: what the collectors reading live objects get, and an HTTP request's snapshot. */
@@ -94,10 +96,11 @@ export class Recorder {
    * budget is spent, or no token can be promised now).
    */
   begin (context: KernelContext, unit: LiveUnit, logs: CapturedLogs | undefined): Recording | undefined {
-    const token = this.saves.reserve()
+    const token = this.saves.reserve(unit.fromException === true)
     if (token === undefined) return undefined
     const parent = unit.parent === null ? undefined : unit.parent ?? recordingOf(context.parent)?.token
     const recording = new Recording(token, unit.kind, unit.name, parent, context, logs, heapUsed(), new SpanList(this.maxSpans, context.startedAt, this.origins))
+    if (unit.fromException === true) recording.fromException = true
     context.set('profiler', recording)
     recording.holders = this.holders
     for (const extension of this.extensions) {
@@ -155,7 +158,7 @@ export class Recorder {
   }
 
   /**
-   * Ends a recording its capture mode does not keep (a request neither slow nor failed): what
+   * Ends a recording its capture mode does not keep (a unit neither slow nor failed): what
    * attached to it ends as for any other (a CPU profile is stopped), nothing is kept, and its
    * unit's context forgets it (no token header, no toolbar, nothing attributed to it any more).
    */

@@ -39,6 +39,11 @@ export class Recording {
   failed = false
   /** the unit asked to be recorded (kept whatever the capture mode) */
   asked = false
+  /**
+   * begun at its exception, the capture mode or the save budget having left it out
+   * (`keepExceptions`): kept past the save budget; nothing from before the exception is in it
+   */
+  fromException = false
   /** bytes of what was kept for it beyond its spans and logs (a mail's raw message, a CPU profile): a memory storage counts them */
   retainedBytes = 0
   heapUsedEnd = 0

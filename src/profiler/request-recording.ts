@@ -20,6 +20,7 @@ import type { Recording } from './recording.js'
 import { REDIRECT_COOKIE, clearRedirectCookie, isFollowedRedirect, redirectCookie, redirectOrigin } from './redirect-cookie.js'
 import { REQUEST_KIND } from './unit.js'
 import type { CapturePolicy } from './capture.js'
+import type { CaptureGuards } from './guards/guards.js'
 
 /** The match trace of a miss (the 404 page and the profile share it: see tracedRoutes). */
 export function missTrace (routes: readonly RouteDefinition[], method: string, context: KernelContext): readonly RouteTraceLine[] | null {
@@ -73,7 +74,8 @@ export class RequestRecording {
     private readonly admission: ProfilerAdmission,
     private readonly logCapture: LogCapture,
     private readonly kernel: Kernel,
-    private readonly capture: CapturePolicy
+    private readonly capture: CapturePolicy,
+    private readonly guards: CaptureGuards
   ) {
     this.decidesAtResponse = capture.mode.mode === 'slow' || capture.mode.mode === 'errors'
   }
@@ -94,19 +96,51 @@ export class RequestRecording {
         context.forcedMiss = true
       } else if (mark !== 'profiled') return
     }
+    if (this.guards.skipsAtStart(request)) return
     let asked: boolean | undefined
     const asks = (): boolean => (asked ??= this.capture.asked(request) && this.admission.admits(request))
-    if (!this.capture.records(asks, recordingOf(context.parent) !== undefined)) return
+    if (this.guards.pausedFor(asks)) {
+      context.set('profilerLeftOut', 'paused')
+      return
+    }
+    if (!this.capture.records(asks, recordingOf(context.parent) !== undefined)) {
+      context.set('profilerLeftOut', true)
+      return
+    }
     const recording = this.recorder.begin(context, { kind: REQUEST_KIND, request, reply }, this.logCapture.take(request.log))
+    if (recording === undefined) context.set('profilerLeftOut', true)
     if (recording !== undefined && this.decidesAtResponse) recording.asked = asks()
+  }
+
+  /**
+   * A request left out (the capture mode, the save budget, the lag pause) that ends in an
+   * exception (`keepExceptions`): its recording begins now, from what the request and its error
+   * carry. Neither the profiler's own routes nor an excluded path, route or status.
+   */
+  private beginAtException (request: FastifyRequest, reply: FastifyReply, context: KernelContext, status: number): void {
+    const leftOut = context.get('profilerLeftOut')
+    if (leftOut === undefined || recordingOf(context) !== undefined || !this.guards.keepsException(request, status)) return
+    const recording = this.recorder.begin(context, { kind: REQUEST_KIND, request, reply, fromException: true }, this.logCapture.take(request.log))
+    if (recording === undefined) return
+    recording.asked = true
+    this.guards.keptException(leftOut === 'paused')
+  }
+
+  /** kernel.exception (-64): a request left out that fails gets its profile, linked from the error page. */
+  readonly exception = (event: ExceptionEvent): void => {
+    this.beginAtException(event.request, event.reply, event.context, event.statusCode)
   }
 
   /** kernel.response (-100): the token headers, the size and time to first byte. */
   readonly respond = (event: ResponseEvent): void => {
+    // a 5xx sent without an exception (`reply.code(503).send()`)
+    if (event.reply.statusCode >= 500) this.beginAtException(event.request, event.reply, event.context, event.reply.statusCode)
     const recording = recordingOf(event.context)
     if (recording === undefined) return
-    // slow and errors modes: kept when the response turns out late or failed, otherwise never linked
-    if (this.decidesAtResponse && !this.capture.keeps(event.reply.statusCode >= 400, event.context.elapsed(), recording.asked)) {
+    // a status never kept (`excludedHttpCodes`), then the slow and errors modes: kept when the
+    // response turns out late or failed; otherwise never linked
+    if (this.guards.excludesStatus(event.reply.statusCode) ||
+      (this.decidesAtResponse && !this.capture.keeps(event.reply.statusCode >= 400, event.context.elapsed(), recording.asked || (event.reply.statusCode >= 500 && this.guards.options.keepExceptions)))) {
       this.recorder.discard(recording)
       return
     }
@@ -167,6 +201,7 @@ export class RequestRecording {
   get subscriptions (): AnySubscription[] {
     return [
       subscription(Stage.REQUEST, Priority.PROFILER_START, 'profiler token', this.start),
+      ...this.guards.options.keepExceptions ? [subscription(Stage.EXCEPTION, Priority.PROFILER_EXCEPTION, 'profiler exception', this.exception)] : [],
       subscription(Stage.RESPONSE, Priority.PROFILER, 'profiler', this.respond),
       subscription(Stage.TERMINATE, Priority.PROFILE_SAVE, 'profile save', this.terminate)
     ]

@@ -108,9 +108,11 @@ export class ProfileSaves {
    * A token for a unit that begins, or undefined when it will not be profiled: the save budget
    * of this window is spent or the storage is behind (then it costs the profiler nothing more),
    * or the storage cannot promise a unique token now (counted as dropped either way).
+   * `pastBudget`: an exception's (`keepExceptions`), kept past the save budget (not past the
+   * storage's backlog).
    */
-  reserve (): string | undefined {
-    const saturation = this.saturation()
+  reserve (pastBudget = false): string | undefined {
+    const saturation = pastBudget ? this.backlogged(this.pendingSaves) : this.saturation()
     if (saturation !== undefined) {
       this.drops[saturation]++
       return undefined
@@ -220,6 +222,11 @@ export class ProfileSaves {
     this.windowSaves = 0
   }
 
+  /** An exception's recording (`keepExceptions`) goes past the budget, not past the backlog's bound. */
+  private backlogged (pendingSaves: number): 'backlog' | undefined {
+    return pendingSaves >= this.maxPendingSaves ? 'backlog' : undefined
+  }
+
   private saturatedWith (pendingSaves: number): 'budget' | 'backlog' | undefined {
     this.rollWindow()
     const { saveBudget, keepPerSecond } = this.limits
@@ -233,7 +240,7 @@ export class ProfileSaves {
    */
   private saveOrDrop (recording: Recording, backlog: number): void {
     this.scheduled--
-    const saturation = this.saturatedWith(backlog)
+    const saturation = recording.fromException ? this.backlogged(backlog) : this.saturatedWith(backlog)
     if (saturation !== undefined) {
       this.drops[saturation]++
       this.release(recording.token)

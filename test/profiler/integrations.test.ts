@@ -21,7 +21,7 @@ const fastify = { pluginTimeout: 120_000 }
 /** What the app's flag client publishes each time it reads a flag. */
 const FLAG_READ = 'test-app:flag-read'
 interface FlagRead { flag: string, on: boolean }
-interface FlagsData { reads: FlagRead[], apiToken: string, client: { clientSecret: string, region: string } }
+interface FlagsData { reads: FlagRead[], apiKey: string, apiToken: string, client: { clientSecret: string, region: string } }
 
 declare module '../../src/kernel/context.js' {
   interface KernelState { flags: FlagRead[] }
@@ -42,7 +42,7 @@ const dir = mkdtempSync(join(tmpdir(), 'kernel-integration-'))
 t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
 const template = join(dir, 'flags.hbs')
 writeFileSync(template, `{{#*inline "toolbar"}}<div class="kwdt-item" data-kwdt="flags"><a class="kwdt-main" href="{{link}}">Flags <b data-flags-count>{{count}}</b></a></div>{{/inline}}
-{{#*inline "panel"}}<h2>Feature flags</h2><ul id="flag-reads">{{#each reads}}<li>{{flag}}: {{on}}</li>{{/each}}</ul>{{/inline}}`)
+{{#*inline "panel"}}<h2>Feature flags</h2><ul id="flag-reads">{{#each reads}}<li>{{flag}}: {{on}}</li>{{/each}}</ul><p id="flag-client">key {{apiKey}}, token {{apiToken}}, secret {{clientSecret}}, region {{region}}</p>{{/inline}}`)
 /** The script of its panel's pages, a file of its own (absolute path: the app's, not the kernel's templates/). */
 const FLAGS_SCRIPT = 'document.querySelector(\'#flag-reads\')?.setAttribute(\'data-ready\', \'\')\n'
 const script = join(dir, 'flags.js')
@@ -58,9 +58,10 @@ const flagsCollector: Collector<FlagsData> = {
   collect: ({ context }) => {
     const reads = context.get('flags')
     // the client's settings beside the reads: its secret-named fields are masked by the profiler
-    return reads === undefined || reads.length === 0 ? undefined : { reads, apiToken: 'sk-live-1234', client: { clientSecret: 'hush', region: 'eu' } }
+    return reads === undefined || reads.length === 0 ? undefined : { reads, apiKey: 'sk-key-987', apiToken: 'sk-live-1234', client: { clientSecret: 'hush-hush', region: 'eu' } }
   },
-  panel: (data) => ({ reads: data.reads }),
+  // the client's settings shown too: what the panel gets is the masked data
+  panel: (data) => ({ reads: data.reads, apiKey: data.apiKey, apiToken: data.apiToken, clientSecret: data.client.clientSecret, region: data.client.region }),
   badge: (data) => ({ text: String(data.reads.length), kind: 'info' }),
   toolbar: (data) => data === undefined ? undefined : { count: data.reads.length }
 }
@@ -134,8 +135,13 @@ t.test('a secret-named field of an app\'s panel data is masked when the profile 
     app.get('/checkout', async () => ({ layout: isOn('new-checkout') }))
   })
   t.teardown(() => app.close())
-  const { profile } = await profiled(app, { url: '/checkout' })
-  t.same(profile.collected.flags, { reads: [{ flag: 'new-checkout', on: true }], apiToken: REDACTED, client: { clientSecret: REDACTED, region: 'eu' } }, 'a deferred collector\'s data')
+  const { profile, token } = await profiled(app, { url: '/checkout' })
+  t.same(profile.collected.flags, { reads: [{ flag: 'new-checkout', on: true }], apiKey: REDACTED, apiToken: REDACTED, client: { clientSecret: REDACTED, region: 'eu' } }, 'a deferred collector\'s data')
+  // and its panel, as panel authors see it: the secret-named fields show ******, never their values
+  const panel = await page(app, `/_profiler/${token}?panel=flags`)
+  t.equal(panel.statusCode, 200)
+  t.match(panel.body, `<p id="flag-client">key ${REDACTED}, token ${REDACTED}, secret ${REDACTED}, region eu</p>`, 'the panel shows ****** for apiKey, apiToken, clientSecret')
+  for (const secret of ['sk-key-987', 'sk-live-1234', 'hush-hush']) t.notMatch(panel.body, secret, `${secret} is on no page`)
   t.same(profile.collected.billing, { plan: 'pro', stripeKey: REDACTED, owner: { password: REDACTED, name: 'Ada' } }, 'a live collector\'s data')
 })
 

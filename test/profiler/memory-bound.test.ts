@@ -38,7 +38,7 @@ const fixture = resolve(import.meta.dirname, 'fixtures/memory-load.ts')
 async function run (load: string): Promise<{ growth: number, stored: number, counted: number, explainCache: number }> {
   const env = { ...process.env, LOAD: load, MAX_MEMORY: String(MAX_MEMORY), PG_URL: postgres.url, MARIADB: JSON.stringify(mariadb.connection), REDIS_PORT: String(redis.port), SMTP_PORT: String(smtp.port) }
   const stdout = await new Promise<string>((resolve, reject) => {
-    execFile(process.execPath, ['--expose-gc', `--import=${root}/node_modules/@tapjs/typescript/dist/esm/import.mjs`, fixture], { cwd: root, env, maxBuffer: 1 << 20, timeout: 300_000 }, (error, out, err) => {
+    execFile(process.execPath, ['--expose-gc', '--import=tsx', fixture], { cwd: root, env, maxBuffer: 1 << 20, timeout: 300_000 }, (error, out, err) => {
       if (error !== null) reject(new Error(`${error.message}\n${err}`)); else resolve(out)
     })
   })

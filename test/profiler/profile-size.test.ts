@@ -35,7 +35,7 @@ t.teardown(async () => { await pool.end(); appRedis.disconnect(); storageRedis.d
 const HUNDRED_MB = 100 * 1024 * 1024
 
 const storages: Array<[string, () => KernelOptions['profiler']]> = [
-  ['memory', () => ({ saveBudget: 1 })],
+  ['memory', () => ({ storage: 'memory', saveBudget: 1 })],
   ['file', () => {
     const directory = mkdtempSync(join(tmpdir(), 'kernel-profile-size-'))
     t.teardown(() => { rmSync(directory, { recursive: true, force: true }) })

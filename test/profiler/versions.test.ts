@@ -15,6 +15,8 @@ import { BULLMQ_VERSIONS } from '../../src/profiler/panels/queue/bullmq.js'
 import { NODEMAILER_VERSIONS } from '../../src/profiler/panels/mail/nodemailer.js'
 import { PG_POOL_VERSIONS, PG_VERSIONS } from '../../src/profiler/panels/db/pg.js'
 import { BETTER_SQLITE3_VERSIONS } from '../../src/profiler/panels/db/sqlite.js'
+import { MYSQL2_VERSIONS } from '../../src/profiler/panels/db/capture.js'
+import { IOREDIS_VERSIONS, NODE_REDIS_VERSIONS } from '../../src/profiler/panels/cache/capture.js'
 import { buildApp } from '../helpers.js'
 
 const root = mkdtempSync(join(tmpdir(), 'kernel-versions-'))
@@ -60,8 +62,10 @@ const fakeLib: ProfilerIntegration = {
 
 t.test('each patched library declares its range in code', async (t) => {
   t.same({ pg: PG_VERSIONS, 'pg-pool': PG_POOL_VERSIONS, 'better-sqlite3': BETTER_SQLITE3_VERSIONS, bullmq: BULLMQ_VERSIONS, nodemailer: NODEMAILER_VERSIONS }, {
-    pg: '>=8.0.0 <9', 'pg-pool': '>=3.0.0 <4', 'better-sqlite3': '>=12.0.0 <14', bullmq: '>=5.0.0 <7', nodemailer: '>=6.0.0 <11'
+    pg: '>=8.0.3 <9', 'pg-pool': '>=3.1.1 <4', 'better-sqlite3': '>=12.0.0 <14', bullmq: '>=5.0.0 <7', nodemailer: '>=6.0.0 <11'
   })
+  // and the libraries whose channels are read: the versions that publish them (.ci/matrix.sh runs both ends of each)
+  t.same({ mysql2: MYSQL2_VERSIONS, ioredis: IOREDIS_VERSIONS, redis: NODE_REDIS_VERSIONS }, { mysql2: '>=3.20.0 <4', ioredis: '>=6.0.0 <7', redis: '>=5.12.0 <7' })
 })
 
 t.test('a copy of another version, or lacking what is wrapped, or one the instrumentation throws on: said once through the app\'s logger', async (t) => {

@@ -13,7 +13,7 @@ export interface ModuleInstrumentation {
   /** the ends of the paths of its entry files (`/pg/lib/index.js`), as the ESM loader and require.cache name them */
   files: readonly string[]
   /**
-   * the versions it is written for, a semver range (`>=8.0.0 <9`): a copy of another version is
+   * the versions it is written for, a semver range (`>=8.0.3 <9`): a copy of another version is
    * instrumented as far as its shape allows, and said once through the app's logger
    */
   versions: string

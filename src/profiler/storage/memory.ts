@@ -26,7 +26,7 @@ interface Entry {
 /**
  * Profiles in memory (the plugin's default): the recordings themselves, kept as their units
  * ended, in an LRU bounded by count, age and an estimate of their bytes; each profile is built
- * (collected, masked) only when it is read, so a request profiled but never looked at costs
+ * (collected, masked) only when it is read, so a unit profiled but never looked at costs
  * only its recording. Reads use `peek`, so the order is the order of keeping and the oldest is
  * the one evicted.
  */

@@ -42,8 +42,8 @@ export interface RedisProfileStorageOptions {
 const POOL_SIZE = 256
 const POOL_LOW = 96
 /**
- * A load that drains the pool before the next batch arrives (thousands of requests a second,
- * each profiled) doubles the batch, up to this: requests are then not left unprofiled for the
+ * A load that drains the pool before the next batch arrives (thousands of units a second,
+ * each profiled) doubles the batch, up to this: units are then not left unprofiled for the
  * round trip's sake. Unused reservations are given back, and expire anyway.
  */
 const MAX_POOL_SIZE = 4096
@@ -160,7 +160,7 @@ interface Reserved { token: string, at: number }
  *
  * Tokens are unique across processes by Redis' set-if-absent: each process reserves a batch
  * ahead (one call for 256), so drawing a token stays synchronous and costs no round trip. When
- * Redis is down or slow, calls fail within `commandTimeoutMs`: the pool runs dry, requests are
+ * Redis is down or slow, calls fail within `commandTimeoutMs`: the pool runs dry, units are
  * then not profiled (counted as dropped), saves fail (counted), and all resumes by itself
  * once Redis answers again — the client reconnects; nothing here needs a restart.
  */
@@ -205,7 +205,7 @@ export class RedisProfileStorage implements ProfileStorage {
     this.indexKey = `${this.prefix}index`
     this.timeoutMs = options.commandTimeoutMs ?? 500
     this.reserveFailure = new ThrottledWarning(options.log, 'fastify-kernel: cannot reserve profiler tokens in Redis; requests are not profiled (counted as dropped) until it answers')
-    // unused reservations are given back in batches, not one call per dropped request
+    // unused reservations are given back in batches, not one call per dropped unit
     this.timer = setInterval(() => { this.flushReleases().catch(() => undefined) }, 1000)
     this.timer.unref()
     this.renewTimer = setInterval(() => { this.renewPool().catch(() => undefined) }, RENEW_EVERY_MS)

@@ -28,7 +28,7 @@ export interface ProfileFilter {
   start?: number
   /** epoch milliseconds, inclusive */
   end?: number
-  /** the request took this long or longer (ms) */
+  /** the unit took this long or longer (ms) */
   minDuration?: number
   /**
    * the panels' figures (`ProfileSummary.figures`), each given must match: a number figure at

@@ -97,7 +97,7 @@ t.test('the stream and json transports, callback and promise: each message with 
     await new Promise<void>((resolve, reject) => {
       json.sendMail({ from: 'app@example.test', to: 'two@example.test', subject: 'as JSON', html: '<p>by the json transport</p>', attachments: [{ filename: 'notes.txt', content: 'some notes' }] }, (error) => { if (error === null) resolve(); else reject(error) })
     })
-    await json.sendMail({ from: 'app@example.test', to: 'three@example.test', subject: 'with a stream', text: 'read once', attachments: [{ filename: 'report.csv', content: Readable.from(['a,b\n1,2\n']) }] })
+    await json.sendMail({ from: 'app@example.test', to: 'three@example.test', subject: 'with a stream', text: 'read once', attachments: [{ filename: 'report.csv', content: Readable.from([Buffer.from('a,b\n1,2\n')]) }] })
     const refused = await smtpTransport.sendMail({ from: 'app@example.test', to: 'nobody@example.test', subject: 'bounced', text: 'no one' }).catch((error: Error) => error.message)
     return { streamed: (streamed.message as Buffer).toString('latin1'), refused }
   })

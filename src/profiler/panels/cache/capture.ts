@@ -51,6 +51,15 @@ function redisCalls (tracing: string, client: RedisClientName, keep: (context: R
   return tracedCalls<RedisTraceContext>(tracing, CACHE, (context, traffic) => keep(context) ? new RedisCall(context, client, traffic) : undefined)
 }
 
+/**
+ * The versions whose channels the Cache panel reads (an older copy publishes nothing, so nothing
+ * of it is seen): ioredis publishes `ioredis:command` from 6.0.0 on, node-redis (`redis`, whose
+ * version is its `@redis/client`'s) `node-redis:command` and `node-redis:batch` from 5.12.0 on.
+ * .ci/matrix.sh runs cache.test.ts against the oldest and the newest of each.
+ */
+export const IOREDIS_VERSIONS = '>=6.0.0 <7'
+export const NODE_REDIS_VERSIONS = '>=5.12.0 <7'
+
 export const cacheChannels: readonly ChannelSubscription[] = [
   redisCalls('ioredis:command', 'ioredis'),
   redisCalls('node-redis:command', 'node-redis'),

@@ -3,7 +3,7 @@ import type { AppDescription, ConfiguredFeature } from '../../integration.js'
 
 export type { ConfiguredFeature }
 
-/** How the app is configured: the same for every request of a process (Symfony's "Configuration"). */
+/** How the app is configured: the same for every unit of a process (Symfony's "Configuration"). */
 export interface ConfigData extends AppDescription {
   /** process facts: its id, platform, environment */
   process: { pid: number, platform: string, arch: string, nodeEnv: string | null, uptimeSeconds: number }

@@ -117,7 +117,14 @@ export function startSql (context: SqlTraceContext & TracedContext, system: stri
   return spans.start(DB, DB, new SqlCall(context, system, driver, kernelTrafficOf(unit!), via) as unknown as Record<string, unknown>, undefined, undefined, caller)
 }
 
-/** mysql2 (3.20 and later) publishes its queries and prepared statements; the app publishes the rest on DB_CHANNEL. */
+/**
+ * The mysql2 versions whose channels the Database panel reads: `mysql2:query`, `mysql2:execute`
+ * and `mysql2:pool:connect` are published from 3.20.0 on (an older copy publishes nothing, so
+ * nothing of it is seen). .ci/matrix.sh runs db.test.ts against the oldest and the newest.
+ */
+export const MYSQL2_VERSIONS = '>=3.20.0 <4'
+
+/** mysql2 (MYSQL2_VERSIONS) publishes its queries and prepared statements; the app publishes the rest on DB_CHANNEL. */
 export const dbChannels: readonly ChannelSubscription[] = [
   // a pool hands a freed connection to the next caller from the unit that freed it
   { restore: 'mysql2:pool:connect' },

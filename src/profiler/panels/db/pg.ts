@@ -265,9 +265,15 @@ function instrumentPg (exports: unknown, copy: InstrumentedCopy): (() => void) |
   return undo.length === 0 ? undefined : () => { for (const fn of undo.splice(0)) fn() }
 }
 
-/** The pg and pg-pool versions the instrumentation is written for (pg 8 ships pg-pool 3; the suite runs pg 8.23). */
-export const PG_VERSIONS = '>=8.0.0 <9'
-export const PG_POOL_VERSIONS = '>=3.0.0 <4'
+/**
+ * The pg and pg-pool versions the instrumentation is written for (pg 8 ships pg-pool 3; the suite
+ * runs pg 8.23; .ci/matrix.sh runs pg.test.ts against both ends). The floor is 8.0.3, not 8.0.0:
+ * pg 8.0.0-8.0.2 never connect on Node 14 and later (`connect()` hangs, brianc/node-postgres#2180,
+ * fixed in 8.0.3; measured: pg.test.ts timed out on 8.0.0 under Node 24), and pg 8.0.3 loads
+ * pg-pool ^3.1.1, the oldest pg-pool a supported pg runs.
+ */
+export const PG_VERSIONS = '>=8.0.3 <9'
+export const PG_POOL_VERSIONS = '>=3.1.1 <4'
 
 export const pgInstrumentation: ModuleInstrumentation = {
   name: 'pg',

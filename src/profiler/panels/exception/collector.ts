@@ -8,7 +8,7 @@ import { PROFILER_PATH } from '../../recording.js'
 
 declare module '../../../kernel/collector.js' {
   interface CollectedData {
-    /** the chain, outermost first; empty when the request threw nothing */
+    /** the chain, outermost first; empty when the unit threw nothing */
     exception: FlatException[]
   }
 }

@@ -3,7 +3,7 @@ import type { Redactor } from '../../../http/redact.js'
 
 /** Bytes kept of one body (request or response); beyond, counted. */
 export const MAX_BODY = 64 * 1024
-/** Bytes of bodies kept for one request's calls, all together: a page of 100 calls keeps 1 MiB at most. */
+/** Bytes of bodies kept for one unit's calls, all together: a page of 100 calls keeps 1 MiB at most. */
 export const MAX_BODIES = 1024 * 1024
 
 /** Text a developer reads: `text/*`, JSON, XML (and their `+json`, `+xml` kinds), forms, scripts. */
@@ -13,13 +13,13 @@ export function isTextType (contentType: string | undefined): boolean {
   return contentType !== undefined && TEXT_TYPE.test(contentType)
 }
 
-/** What a request's calls may still keep of their bodies (MAX_BODIES, shared). */
+/** What a unit's calls may still keep of their bodies (MAX_BODIES, shared). */
 export interface BodyBudget {
   left: number
 }
 
 /**
- * A body as it goes by, copied up to its bound (MAX_BODY, and what the request's budget has
+ * A body as it goes by, copied up to its bound (MAX_BODY, and what the unit's budget has
  * left): the bytes sent or received, encoded as they were on the wire (gzip…). Only the first
  * bytes are kept; the size counts all of them.
  */

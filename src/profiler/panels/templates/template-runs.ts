@@ -65,7 +65,7 @@ function child (siblings: TemplateRun[], render: OpenRender, name: string, kind:
   return run
 }
 
-/** The render this top-level run belongs to: the request's latest render still in progress. */
+/** The render this top-level run belongs to: the unit's latest render still in progress. */
 function currentRender (): OpenRender | undefined {
   const spans = currentSpans()
   if (spans === undefined) return undefined

@@ -86,7 +86,7 @@ function stopwatchModel (rows: readonly TimelineRow[]): Array<{ category: string
 /**
  * The timeline (Symfony's "time" panel, its Stopwatch timeline): total time, time to first
  * byte, the controller, the heap, and a waterfall of every stage, listener and span of the
- * request — HTTP calls, SQL, Redis, renders, the app's stopwatch periods and its
+ * unit — HTTP calls, SQL, Redis, renders, the app's stopwatch periods and its
  * `performance.measure()`s. `performance` (its name before) opens it too. The toolbar's time and
  * memory items; the time item is highlighted above `slowMs`.
  */

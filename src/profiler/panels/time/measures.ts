@@ -15,7 +15,7 @@ function wrapMeasure (): void {
     const state = {
       original,
       enabled: true,
-      measure: function measureInRequest (this: typeof performance, ...args: unknown[]): PerformanceMeasure {
+      measure: function measureInUnit (this: typeof performance, ...args: unknown[]): PerformanceMeasure {
         const entry = Reflect.apply(original, this, args) as PerformanceMeasure
         // where the app measured it: the caller of performance.measure()
         if (state.enabled && entry !== undefined) currentSpans()?.add({ kind: 'measure', name: entry.name, start: entry.startTime, duration: entry.duration, data: {} }, state.site)
