@@ -5,6 +5,7 @@ import neostandard from 'neostandard'
 export default [
   ...neostandard({
     ts: true,
-    ignores: ['dist/**', 'service/dist/**', 'node_modules/**', 'test/consumer/fixture/node_modules/**', 'var/**', '.tap/**']
+    // the Prisma client generated for the tests (test/profiler/fixtures/prisma/generate.sh)
+    ignores: ['dist/**', 'service/dist/**', 'node_modules/**', 'test/consumer/fixture/node_modules/**', 'var/**', '.tap/**', 'test/profiler/fixtures/prisma/generated/**']
   })
 ]

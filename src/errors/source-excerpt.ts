@@ -31,7 +31,24 @@ const KERNEL_FILES = new Set(['index.ts', 'dist/index.js'].map((file) => join(pa
 export function isVendorFile (file: string): boolean {
   if (!isAbsolute(file)) return true // node:internal, <anonymous>, native
   if (file.includes(`${sep}node_modules${sep}`)) return true
+  return isKernelFile(file)
+}
+
+/** The kernel's own code, wherever it is installed (an app's node_modules included). */
+export function isKernelFile (file: string): boolean {
   return KERNEL_FILES.has(file) || KERNEL_DIRS.some((dir) => file.startsWith(dir))
+}
+
+const NODE_MODULES = `${sep}node_modules${sep}`
+
+/** The folder of the installed package a file belongs to (`…/node_modules/@scope/name/`), if it is in one. */
+export function packageFolderOf (file: string): string | undefined {
+  const at = file.lastIndexOf(NODE_MODULES)
+  if (at === -1) return undefined
+  const parts = file.slice(at + NODE_MODULES.length).split(sep)
+  const depth = parts[0]?.startsWith('@') === true ? 2 : 1
+  if (parts.length <= depth) return undefined
+  return file.slice(0, at + NODE_MODULES.length) + parts.slice(0, depth).join(sep) + sep
 }
 
 /**
@@ -158,7 +175,11 @@ export class SourceExcerpts {
   }
 
   private describePosition (frame: StackFrame, withExcerpt: boolean): StackFrame {
-    const original = originalPosition(frame.file, frame.line, frame.column)
+    const mapped = originalPosition(frame.file, frame.line, frame.column)
+    // a package's source map naming sources outside the package was made for another layout
+    // (drizzle-orm's `../../src/…`, from a dist/ folder it does not ship): its compiled file is shown
+    const folder = mapped === null ? undefined : packageFolderOf(frame.file)
+    const original = folder !== undefined && !mapped!.file.startsWith(folder) ? null : mapped
     const file = original?.file ?? frame.file
     const line = original?.line ?? frame.line
     const vendor = isVendorFile(file)

@@ -25,6 +25,11 @@ export function runInUnit<T> (context: KernelContext, fn: () => T): T {
   return units.run(context, fn)
 }
 
+/** Runs `fn` outside any unit (a probe the kernel makes, which no profile must show). */
+export function outsideUnits<T> (fn: () => T): T {
+  return units.exit(fn)
+}
+
 /**
  * A call the kernel makes for itself during a request (a session read, a login-throttling count,
  * a profile storage reservation): what it sends to Redis or a database is the kernel's own
@@ -34,6 +39,8 @@ export function runInUnit<T> (context: KernelContext, fn: () => T): T {
 export interface KernelTraffic {
   purpose: string
   secret?: string
+  /** a library's own traffic, made for itself on the app's behalf (BullMQ's scripts), not the kernel's: shown apart under its name */
+  library?: string
 }
 
 const kTraffic = Symbol('fastify-kernel.traffic')

@@ -4,6 +4,11 @@
  * sampler (one profile at a time, the stop after its longest, the close).
  */
 import t from 'tap'
+import { readFileSync } from 'node:fs'
+import { join, sep } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { SourceExcerpts, packageFolderOf } from '../../src/errors/source-excerpt.js'
+import { Locations } from '../../src/profiler/panels/cpu/frames.js'
 import { KernelContext } from '../../src/kernel/context.js'
 import type { RecordedUnit } from '../../src/kernel/collector.js'
 import type { CpuProfile, CpuProfileNode } from '../../src/profiler/panels/cpu/cpu-profile.js'
@@ -117,4 +122,27 @@ t.test('the sampler: one profile at a time; a profile running its longest is sto
   t.equal(thirdResult.cut, false)
   t.ok(thirdResult.profile !== undefined, 'a session opens again when asked')
   again()
+})
+
+t.test('where a frame is: a package\'s source map naming sources outside its package (drizzle-orm\'s) is not followed; the kernel\'s frames are the kernel\'s even installed in node_modules', async (t) => {
+  const root = process.cwd()
+  const sources = new SourceExcerpts({ root })
+  const session = join(root, 'node_modules/drizzle-orm/pg-core/session.js')
+  const line = readFileSync(session, 'utf8').split('\n').findIndex((text) => text.includes('async queryWithCache('))
+  const drizzle = new Locations(sources).of({ functionName: 'queryWithCache', scriptId: '1', url: pathToFileURL(session).href, lineNumber: line, columnNumber: 2 })
+  t.same(drizzle, { where: `node_modules/drizzle-orm/pg-core/session.js:${line + 1}`, kind: 'dependency' }, 'its compiled file, not node_modules/src/pg-core/session.ts (the map\'s ../../src/ made for a dist/ folder it does not ship)')
+  t.equal(packageFolderOf(session), join(root, 'node_modules/drizzle-orm') + sep)
+  t.equal(packageFolderOf(join(root, 'node_modules/@prisma/client/runtime/client.js')), join(root, 'node_modules/@prisma/client') + sep, 'a scoped package')
+  t.equal(packageFolderOf(join(root, 'src/kernel/kernel.ts')), undefined)
+
+  // the kernel installed in an app: its package root is in the app's node_modules
+  const installed = '/srv/app/node_modules/fastify-kernel'
+  const frames = await t.mockImport<typeof import('../../src/profiler/panels/cpu/frames.js')>('../../src/profiler/panels/cpu/frames.js', {
+    '../../src/errors/kernel-files.ts': { packageRoot: installed }
+  })
+  const at = (url: string): string => new frames.Locations(undefined).of({ functionName: 'f', scriptId: '1', url, lineNumber: 3, columnNumber: 0 }).kind
+  t.equal(at(`file://${installed}/dist/src/profiler/recorder.js`), 'kernel', 'the kernel\'s compiled frames: kernel, not dependency')
+  t.equal(at(`file://${installed}/dist/plugins/kernel.js`), 'kernel')
+  t.equal(at('file:///srv/app/node_modules/fastify/lib/route.js'), 'dependency', 'Fastify\'s: a dependency')
+  t.equal(at('file:///srv/app/routes/books.js'), 'app')
 })

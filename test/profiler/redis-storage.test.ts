@@ -404,3 +404,18 @@ t.test('profiles the previous version stored in Redis are read; a body of an old
   t.match(refused.body, `Token "${older.token}" not found.`)
   t.ok(lines.some((line) => line.msg === 'fastify-kernel: a profile in Redis is not readable; answered as not found' && line.token === older.token), 'and logged')
 })
+
+t.test('redis storage: the size a search page shows counts what other processes stored since (never "2 shown, 1 stored")', async (t) => {
+  const redis = await TestRedis.start(t)
+  const server = await RedisProfileStorage.open({ client: await appClient(t, redis), maxProfiles: 100, maxAgeMs: 60_000, log: quiet })
+  const worker = await RedisProfileStorage.open({ client: await appClient(t, redis), maxProfiles: 100, maxAgeMs: 60_000, log: quiet })
+  t.teardown(async () => { await server.close(); await worker.close() })
+  await server.save(reservedProfile(server))
+  t.equal(server.size, 1)
+  // a worker process (a console command, a BullMQ worker) stores into the same index
+  await worker.save(reservedProfile(worker, { kind: 'command', name: 'mail:send', method: 'COMMAND', statusCode: 1 }))
+  await worker.save(reservedProfile(worker, { kind: 'job', name: 'emails:welcome', method: 'JOB', statusCode: 0 }))
+  const found = await server.find({})
+  t.equal(found.length, 3, 'the search finds the three')
+  t.equal(server.size, 3, 'and the size read after it counts them too')
+})

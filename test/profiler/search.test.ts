@@ -21,6 +21,7 @@ import type { ProfileStorage } from '../../src/profiler/storage/storage.js'
 import { MemoryProfileStorage } from '../../src/profiler/storage/memory.js'
 import type { Profile } from '../../src/profiler/profile.js'
 import { fakeProfileMaker, page, profiled } from './helpers.js'
+import { profilerOf } from '../helpers.js'
 import { TestRedis } from '../redis/server.js'
 
 const sql = tracingChannel<unknown, { query: string, values?: unknown[] }>('fastify-kernel:db:query')
@@ -106,6 +107,27 @@ for (const kind of ['memory', 'file', 'redis'] as const) {
     t.same((await find(`min_duration=${longest}`)).sort(), expected.sort(), 'at least that long, by the stored durations')
     t.same(await find('min_duration=100000'), [])
 
+    // a console command's outcome, searched by it: a failed one is no 5xx
+    const command = async (fail: boolean): Promise<string> => {
+      let token = ''
+      await server.kernelProfiler.record({ kind: 'command', name: fail ? 'mail:send' : 'cache:warm' }, async () => {
+        token = profilerOf(server).currentToken()!
+        if (fail) throw new Error('the SMTP server said no')
+      }).catch(() => undefined)
+      await server.kernelProfiler.settled()
+      return token
+    }
+    const failed = await command(true)
+    const ok = await command(false)
+    t.same(await find('status=failed'), [failed], 'status=failed: the command that failed')
+    t.same(await find('status=FAILED&kind=command'), [failed])
+    t.same(await find('status=ok&kind=command'), [ok], 'status=ok: the one that completed')
+    t.same(await find('status=5xx'), [], 'a failed command is no HTTP 5xx')
+    t.same((await find('status=ok')).includes(viewed.token), true, 'a request answered 200 is ok')
+    const listed = (await page(server, '/_profiler/')).body
+    t.match(listed, `${all.length + 2} shown, ${all.length + 2} stored.`, 'as many stored as shown')
+    t.match(listed, new RegExp(`<a href="/_profiler/${failed}">${failed}</a></td><td>command</td><td>COMMAND</td><td class="mono">[^<]*</td><td><span class="status status-error">failed</span>`), 'the command\'s outcome, not a status')
+
     const results = (await page(server, '/_profiler/?n_plus_one=1')).body
     t.match(results, /<td data-statements>4<\/td><td><span class="flag" data-n-plus-one>database<\/span><\/td>/, 'the results say how many statements, and which panel saw an N+1')
     t.match(results, /<input type="checkbox" name="n_plus_one" value="1" checked \/>/, 'the form keeps the filter')
@@ -161,7 +183,7 @@ t.test('bad filters: a clear message on the page, escaped, the filter not applie
   t.equal(res.statusCode, 200)
   t.notMatch(res.body, '<script>alert(1)</script>', 'nothing echoed raw')
   const problems = /<div class="card" id="search-problems">([\s\S]*?)<\/div>\n/.exec(res.body)?.[1] ?? ''
-  t.match(problems, 'Status &quot;&lt;script&gt;alert(1)&lt;/script&gt;&quot; is not a status (404) nor a class (4xx): not applied.')
+  t.match(problems, 'Status &quot;&lt;script&gt;alert(1)&lt;/script&gt;&quot; is not a status (404), a class (4xx) nor an outcome (failed, ok): not applied.')
   t.match(problems, 'Method &quot;G T&quot; is not an HTTP method: not applied.')
   t.match(problems, 'Minimum time &quot;-3&quot; is not a number of 0 or more: not applied.')
   t.match(problems, 'Minimum SQL statements &quot;1.5&quot; is not a whole number of 0 or more: not applied.')
@@ -199,7 +221,7 @@ t.test('Symfony\'s search URLs: /_profiler/search redirects to the token\'s prof
   t.equal(odd, '/_profiler/?url=%3Cscript%3E&status=abc', 'encoded')
   const results = await page(server, odd)
   t.equal(results.statusCode, 200, 'a filter the page cannot read is said, never a 500')
-  t.match(results.body, 'Status &quot;abc&quot; is not a status (404) nor a class (4xx): not applied.')
+  t.match(results.body, 'Status &quot;abc&quot; is not a status (404), a class (4xx) nor an outcome (failed, ok): not applied.')
   t.notMatch(results.body, '<script>')
   t.ok(viewed.token)
 })

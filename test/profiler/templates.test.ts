@@ -151,20 +151,28 @@ t.test('the page, its layout and every partial, nested under what included them,
 })
 
 t.test('a global layout (@fastify/view\'s option) and a render of the same template outside any request', async (t) => {
-  const handlebars = Handlebars.create()
-  const app = Fastify(kernelServerOptions())
-  await app.register(kernel, { debug: true })
-  await app.register(view, { engine: { handlebars }, root, layout: 'shop-layout.hbs', options: { partials: PARTIALS } })
-  app.get('/books', async (_request, reply) => reply.view('books.hbs', { books: BOOKS.slice(0, 1) }))
-  await app.ready()
-  t.teardown(() => app.close())
-  await app.view('books.hbs', { books: [] })
-  const { profile } = await profiled(app, { url: '/books' })
-  const [render] = profile.collected.templates!.renders
-  t.same(render.runs?.map((run) => [run.name, run.kind, run.children.map((c) => [c.name, c.count])]), [
-    ['books.hbs', 'page', [['book-row', 1]]],
-    ['(the layout)', 'layout', [['nav', 1]]]
-  ], 'the layout @fastify/view adds by itself is shown as such (its name is not visible from outside it)')
+  // @fastify/view compiles each render's templates anew, or (production) once, from its cache
+  for (const production of [false, true]) {
+    const handlebars = Handlebars.create()
+    const app = Fastify(kernelServerOptions())
+    await app.register(kernel, { debug: true })
+    await app.register(view, { engine: { handlebars }, root, layout: 'shop-layout.hbs', production, options: { partials: PARTIALS } })
+    app.get('/books', async (_request, reply) => reply.view('books.hbs', { books: BOOKS.slice(0, 1) }))
+    app.get('/page', async (_request, reply) => reply.view('page.hbs', { greeting: 'Hello' }))
+    await app.ready()
+    t.teardown(() => app.close())
+    await app.view('books.hbs', { books: [] })
+    await app.inject({ url: '/page', headers: { host } })
+    const { profile, token } = await profiled(app, { url: '/books' })
+    const [render] = profile.collected.templates!.renders
+    t.same(render.runs?.map((run) => [run.name, run.kind, run.children.map((c) => [c.name, c.count])]), [
+      ['books.hbs', 'page', [['book-row', 1]]],
+      ['shop-layout.hbs', 'layout', [['nav', 1]]]
+    ], `production: ${String(production)}: the layout @fastify/view adds by itself is named by its file, as Symfony's Twig panel names every template`)
+    const panel = (await page(app, `/_profiler/${token}?panel=templates`)).body
+    t.match(panel, /<tr class="run d0" data-run="layout"><td class="mono">shop-layout\.hbs<\/td>/, 'the panel names it')
+    t.notMatch(panel, /\(the layout\)/)
+  }
 })
 
 t.test('production: the app\'s view decorators are left as @fastify/view made them', async (t) => {

@@ -117,6 +117,15 @@ if (chromiumAvailable(t)) {
     t.match(await page.textContent('#queued-jobs tbody tr:first-child pre') ?? '', '"password": "******"', 'job data masked')
     await shoot(page, 'profiler-queue.png', 'profiler-queue.png')
 
+    // the page sent nothing to Redis itself: BullMQ's own commands (its scripts) are listed apart, uncounted
+    t.notOk(await page.evaluate(() => document.querySelector('#menu a[data-panel="cache"] .badge') !== null), 'no Redis count on the Cache tab')
+    await page.goto(`${base}/_profiler/${token!}?panel=cache`)
+    await page.locator('#cache-library-commands').waitFor({ state: 'visible' })
+    t.match(await page.textContent('#cache-library-commands tbody tr:first-child') ?? '', /EVAL/, 'BullMQ\'s scripts, apart')
+    t.match(await page.textContent('.card .empty') ?? '', 'No Redis command was sent by the app')
+    await shoot(page, 'profiler-cache-library.png')
+    await page.goto(`${base}/_profiler/${token!}?panel=queue`)
+
     // the Worker runs the job: its own profile, reached from the queue panel's link
     const ran = new Promise((resolve) => { worker.on('completed', resolve) })
     worker.run().catch(() => undefined)

@@ -157,8 +157,8 @@ export function parseFilter (query: unknown): { filter: ProfileFilter, form: Rec
   }
   const validMethod = method !== undefined && /^[A-Za-z]{1,16}$/.test(method)
   if (method !== undefined && !validMethod) problems.push(`Method "${method}" is not an HTTP method: not applied.`)
-  const validStatus = status !== undefined && /^([1-5]\d\d|[1-5]xx)$/i.test(status)
-  if (status !== undefined && !validStatus) problems.push(`Status "${status}" is not a status (404) nor a class (4xx): not applied.`)
+  const validStatus = status !== undefined && /^([1-5]\d\d|[1-5]xx|failed|ok)$/i.test(status)
+  if (status !== undefined && !validStatus) problems.push(`Status "${status}" is not a status (404), a class (4xx) nor an outcome (failed, ok): not applied.`)
   const start = time(form.start || undefined)
   if (form.start !== '' && start === undefined) problems.push(`From "${form.start}" is not a date and time: not applied.`)
   const end = time(form.end || undefined)

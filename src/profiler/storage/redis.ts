@@ -225,6 +225,7 @@ export class RedisProfileStorage implements ProfileStorage {
     return storage
   }
 
+  /** the profiles in the index when this process last saved or searched (other processes' included) */
   get size (): number {
     return this.lastSize
   }
@@ -442,7 +443,13 @@ export class RedisProfileStorage implements ProfileStorage {
     // filters other than time are applied here: the index holds at most maxProfiles summaries
     const { start: _start, end: _end, limit: _limit, ...others } = filter
     const timeOnly = Object.values(others).every((value) => value === undefined)
-    const members = await this.call<string[]>('a profile search', () => this.client.call('ZREVRANGEBYSCORE', this.indexKey, newest, oldest, ...(timeOnly ? ['LIMIT', 0, limit] : [])))
+    // the count with it: other processes (a worker, a console command) store into the same index,
+    // and the size this one saw at its own last save would say fewer than the search shows
+    const [members, live] = await Promise.all([
+      this.call<string[]>('a profile search', () => this.client.call('ZREVRANGEBYSCORE', this.indexKey, newest, oldest, ...(timeOnly ? ['LIMIT', 0, limit] : []))),
+      this.call<number>('a profile count', () => this.client.call('ZCOUNT', this.indexKey, now - this.options.maxAgeMs, '+inf'))
+    ])
+    if (typeof live === 'number') this.lastSize = live
     const summaries: ProfileSummary[] = []
     for (const member of members) {
       try {

@@ -14,7 +14,11 @@ export interface ProfileFilter {
   parent?: string
   /** the method, in any case (a unit's is its kind upper-cased: `JOB`) */
   method?: string
-  /** an exact status (`404`, a unit's exit code `0` or `1`) or a class (`4xx`), in any case */
+  /**
+   * an exact status (`404`, a unit's exit code `0` or `1`), a class (`4xx`), or an outcome:
+   * `failed` (a job or command that failed, a request answered 5xx), `ok` (a unit that
+   * completed, a request answered 1xx to 3xx); in any case
+   */
   status?: string
   /** a substring of the URL */
   url?: string
@@ -156,6 +160,13 @@ export class LocalTokens {
 const TOKENS = 0x1000000
 const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'))
 
+/** A unit's outcome: a job's or command's exit code (0: ok), a request's status class (5xx: failed; 4xx and aborted: neither). */
+export function outcomeOf (summary: Pick<ProfileSummary, 'kind' | 'statusCode'>): 'ok' | 'failed' | undefined {
+  if (summary.kind !== undefined && summary.kind !== 'request') return summary.statusCode === 0 ? 'ok' : 'failed'
+  if (summary.statusCode >= 500) return 'failed'
+  return summary.statusCode >= 100 && summary.statusCode < 400 ? 'ok' : undefined
+}
+
 export function matchesFilter (summary: ProfileSummary, filter: ProfileFilter): boolean {
   if (filter.kind !== undefined && (summary.kind ?? 'request') !== filter.kind) return false
   if (filter.name !== undefined && !(summary.name ?? '').includes(filter.name)) return false
@@ -164,7 +175,9 @@ export function matchesFilter (summary: ProfileSummary, filter: ProfileFilter): 
   if (filter.status !== undefined) {
     const status = String(summary.statusCode)
     const wanted = filter.status.toLowerCase()
-    if (/^[1-5]xx$/.test(wanted) ? status[0] !== wanted[0] : status !== wanted) return false
+    if (wanted === 'failed' || wanted === 'ok') {
+      if (outcomeOf(summary) !== wanted) return false
+    } else if (/^[1-5]xx$/.test(wanted) ? status[0] !== wanted[0] : status !== wanted) return false
   }
   if (filter.url !== undefined && !summary.url.includes(filter.url)) return false
   if (filter.ip !== undefined && !summary.ip.includes(filter.ip)) return false

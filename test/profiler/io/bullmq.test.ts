@@ -145,6 +145,9 @@ t.test('a failing job: each attempt is a profile of its own, the first "will be 
   t.same(attempts.map((job) => job.statusCode), [1, 1], 'each failed')
   t.same(attempts.map((job) => job.parent), [token, token], 'both children of the command that added the job')
   t.equal(attempts[0]!.collected.exception![0]!.message, 'the SMTP server said no (1)', 'the exception panel has what the processor threw')
+  const exception = (await page(app, `/_profiler/${attempts[0]!.token}?panel=exception`)).body
+  t.match(exception, /<span class="class">Error<\/span> <span class="status status-error" data-outcome>the job failed<\/span><\/div>/, 'labelled with the job\'s outcome')
+  t.notMatch(exception, /Internal Server Error/, 'no HTTP status: a job answers none')
   const html = (await page(app, `/_profiler/${attempts[0]!.token}?panel=queue`)).body
   t.match(html, /id="job-outcome">failed, will be retried</)
   t.match(html, /id="job-attempt">1 of 2</)
@@ -182,4 +185,49 @@ t.test('a job added outside any profiled unit is profiled when run, with no pare
   for (const name of [`${queue.name}:ship`, `${steps.name}:pick`, `${steps.name}:pack`]) {
     t.equal(jobs.find((job) => job.name === name)?.parent, token, `${name} links back to the request`)
   }
+})
+
+t.test('BullMQ\'s own Redis traffic (its scripts, its reads) is shown apart from the app\'s: a unit that made no Redis call counts none', async (t) => {
+  const queue = newQueue(t)
+  const client = new Redis(redis.port, '127.0.0.1')
+  t.teardown(() => { client.disconnect() })
+  const worker = new Worker(queue.name, async (job) => {
+    await job.updateProgress(50)
+    return 'sent'
+  }, { connection, autorun: false })
+  t.teardown(() => worker.close())
+  const app = await createKernelApp({ kernel: { debug: true } })
+  t.teardown(() => app.close())
+  app.post('/notify', async () => {
+    const job = await queue.add('notify', { to: 'ada@example.test' })
+    return { id: job.id }
+  })
+  app.post('/notify-and-count', async () => {
+    await queue.add('notify', { to: 'bob@example.test' })
+    return { count: await client.incr('notifications') }
+  })
+
+  const { profile, token } = await profiled(app, { method: 'POST', url: '/notify' })
+  const commands = profile.collected.cache!.commands
+  t.ok(commands.length > 0 && commands.every((command) => command.library === 'BullMQ' && command.kernel === undefined), 'every command of the add is BullMQ\'s own (its addStandardJob script)')
+  t.ok(commands.every((command) => command.origin === undefined), 'with no line of the app\'s')
+  t.match((await page(app, `/_wdt/${token}`)).body, /data-kwdt="queue"/)
+  t.notMatch((await page(app, `/_wdt/${token}`)).body, /data-kwdt="cache"/, 'the toolbar has no Redis item: the app sent none')
+  const panel = (await page(app, `/_profiler/${token}?panel=cache`)).body
+  t.notMatch(panel, /data-panel="cache" class="active"><span>Cache<\/span><span class="badge/, 'no count on the Cache tab')
+  t.match(panel, /No Redis command was sent by the app during this request/)
+  t.match(panel, /<h3>The libraries' own commands<\/h3>\s*<p>What BullMQ sent to Redis for itself/, 'BullMQ\'s commands listed apart')
+  t.match(panel, /<table id="cache-library-commands">[^]*?<td class="mono">EVAL/)
+
+  const both = await profiled(app, { method: 'POST', url: '/notify-and-count' })
+  const own = both.profile.collected.cache!.commands.filter((command) => command.library === undefined)
+  t.same(own.map((command) => command.command), ['INCR'], 'the app\'s own command is the app\'s')
+  t.match((await page(app, `/_wdt/${both.token}`)).body, /data-kwdt="cache">[^]*?data-kwdt-count>1</, 'the toolbar counts it alone')
+
+  const done = finished(worker, 2)
+  worker.run().catch(() => undefined)
+  await done
+  const [job] = await jobProfiles(app)
+  const jobCommands = job!.collected.cache!.commands
+  t.ok(jobCommands.length > 0 && jobCommands.every((command) => command.library === 'BullMQ'), 'a job\'s progress update (BullMQ\'s script) is BullMQ\'s too')
 })

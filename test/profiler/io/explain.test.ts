@@ -7,12 +7,19 @@
  * button, and the N+1 group's differing parameters, are in the panel.
  */
 import t from 'tap'
+import type { Test } from 'tap'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import pg from 'pg'
 import { createPool } from 'mysql2'
 import Database from 'better-sqlite3'
 import type { FastifyInstance } from 'fastify'
 import { createKernelApp } from '../../../index.js'
 import { page, profiled } from '../helpers.js'
+import { profilerOf } from '../../helpers.js'
 import { TestPostgres } from '../../postgres/server.js'
 import { TestMariaDb } from '../../mariadb/server.js'
 import { forgetExplainables } from '../../../src/profiler/panels/db/explain.js'
@@ -28,6 +35,10 @@ await pool.query('CREATE TABLE members (id int PRIMARY KEY, name text, api_key t
 await pool.query('INSERT INTO members SELECT g, \'m\' || g, \'key-\' || g FROM generate_series(1, 50) g')
 await mysql.promise().query('CREATE TABLE members (id INT PRIMARY KEY, name VARCHAR(20), api_key VARCHAR(20))')
 sqlite.exec('CREATE TABLE members (id INTEGER PRIMARY KEY, name TEXT)')
+
+/** V8's collector, asked for: a connection the app dropped is gone, as it is in a long-running process */
+setFlagsFromString('--expose-gc')
+const collectGarbage = runInNewContext('gc') as () => void
 
 /** A POST as the panel's form sends it (a browser's same-origin headers), `headers` changing them (null: left out). */
 const post = (app: FastifyInstance, url: string, headers: Record<string, string | null> = {}) => {
@@ -118,3 +129,47 @@ t.test('the N+1 group lists what differs in each execution', async (t) => {
   const panel = await page(app, `/_profiler/${token}?panel=db`)
   t.match(panel.body, /<table class="executions"><tr><td class="mono">#1<\/td><td class="mono">\[4\]<\/td><\/tr><tr><td class="mono">#2<\/td><td class="mono">\[5\]<\/td><\/tr><tr><td class="mono">#3<\/td><td class="mono">\[6\]<\/td><\/tr><\/table>/)
 })
+
+t.test('a command\'s statements (a unit record() recorded) are explained while their pool is alive in the process', async (t) => {
+  for (const storage of ['memory', 'file'] as const) await t.test(`${storage} storage`, async (t) => commandExplained(t, storage))
+})
+
+async function commandExplained (t: Test, storage: 'memory' | 'file'): Promise<void> {
+  const directory = mkdtempSync(join(tmpdir(), 'kernel-explain-'))
+  t.teardown(() => rmSync(directory, { recursive: true, force: true }))
+  const app = await createKernelApp({ kernel: { debug: true, profiler: storage === 'file' ? { storage, directory } : {} } })
+  t.teardown(() => app.close())
+  await app.ready()
+  let token = ''
+  // a connection the command closes, as an ORM's pool closes its idle ones (Knex, Sequelize)
+  let own: pg.Client | undefined = new pg.Client({ connectionString: postgres.url })
+  await own.connect()
+  await app.kernelProfiler.record({ kind: 'command', name: 'members:report' }, async () => {
+    token = profilerOf(app).currentToken()!
+    await own!.query('SELECT name FROM members WHERE id = $1', [5])
+    await pool.query('SELECT name FROM members WHERE id = $1', [3])
+    const connection = await pool.connect()
+    try {
+      await connection.query('SELECT count(*) FROM members WHERE id < $1', [10])
+    } finally {
+      connection.release()
+    }
+    sqlite.prepare('SELECT name FROM members WHERE id = ?').get(1)
+  })
+  await app.kernelProfiler.settled()
+  const profile = await app.kernelProfiler.profileOf(token)
+  t.same(profile.collected.db!.statements.map((s) => s.explain !== undefined), [true, true, true, true], 'each read offers EXPLAIN')
+  // the command's own connection closed, and collected
+  await own.end()
+  own = undefined
+  await new Promise((resolve) => setImmediate(resolve))
+  collectGarbage()
+  await new Promise((resolve) => setImmediate(resolve))
+  const actions = explainActions((await page(app, `/_profiler/${token}?panel=db`)).body)
+  t.equal(actions.length, 4)
+  for (const [index, action] of actions.entries()) {
+    const res = await post(app, action)
+    t.equal(res.statusCode, 200, `statement ${index + 1}: explained (${res.statusCode === 200 ? 'a plan' : res.body.match(/<p[^>]*>([^<]*)</)?.[1] ?? ''})`)
+    t.match(res.body, /<table class="plan" id="explain-plan">/)
+  }
+}

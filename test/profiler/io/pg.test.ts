@@ -13,7 +13,7 @@ import { createKernelApp } from '../../../index.js'
 import { profiled } from '../helpers.js'
 import { TestPostgres } from '../../postgres/server.js'
 
-const ORIGINAL = { query: pg.Client.prototype.query, connect: Object.getPrototypeOf(pg.Pool.prototype).connect as unknown }
+const ORIGINAL = { query: pg.Client.prototype.query, connect: Object.getPrototypeOf(pg.Pool.prototype).connect as unknown, poolQuery: Object.getPrototypeOf(pg.Pool.prototype).query as unknown }
 const postgres = await TestPostgres.start(t)
 // made before the kernel exists, as an app's module-level pool is
 const pool = new pg.Pool({ connectionString: postgres.url, max: 2 })
@@ -111,16 +111,19 @@ t.test('production and profiler: false never touch pg; the last profiler to clos
   const off = await createKernelApp({ kernel: { debug: true, profiler: false } })
   t.equal(pg.Client.prototype.query, ORIGINAL.query, 'Client#query is the original')
   t.equal(Object.getPrototypeOf(pg.Pool.prototype).connect, ORIGINAL.connect, 'Pool#connect is the original')
+  t.equal(Object.getPrototypeOf(pg.Pool.prototype).query, ORIGINAL.poolQuery, 'Pool#query is the original')
   await production.close()
   await off.close()
 
   const one = await createKernelApp({ kernel: { debug: true } })
   const two = await createKernelApp({ kernel: { debug: true } })
   t.not(pg.Client.prototype.query, ORIGINAL.query, 'instrumented while a profiler is alive')
+  t.not(Object.getPrototypeOf(pg.Pool.prototype).query, ORIGINAL.poolQuery, 'Pool#query too')
   await one.close()
   t.not(pg.Client.prototype.query, ORIGINAL.query, 'still, while another one is')
   await two.close()
   t.equal(pg.Client.prototype.query, ORIGINAL.query, 'Client#query restored')
   t.equal(Object.getPrototypeOf(pg.Pool.prototype).connect, ORIGINAL.connect, 'Pool#connect restored')
-  t.notOk(Object.prototype.hasOwnProperty.call(pg.Pool.prototype, 'connect'), 'nothing left on pg\'s own Pool')
+  t.equal(Object.getPrototypeOf(pg.Pool.prototype).query, ORIGINAL.poolQuery, 'Pool#query restored')
+  t.notOk(Object.prototype.hasOwnProperty.call(pg.Pool.prototype, 'connect') || Object.prototype.hasOwnProperty.call(pg.Pool.prototype, 'query'), 'nothing left on pg\'s own Pool')
 })

@@ -2,8 +2,9 @@
  * SQLite with no code from the app: better-sqlite3's statements (run, get, all, iterate, bound
  * values, exec) in the request's profile, with their values and rows; better-sqlite3 untouched
  * in production and restored after the last profiler. `node:sqlite` is not in Node 20: a Node
- * whose `node:sqlite` publishes `sqlite.db.query` is heard on it (the channel is fed here as it
- * would be).
+ * whose `node:sqlite` publishes `sqlite.db.query` (26) is heard on it (the channel is fed here as
+ * it would be, and the real one on Node 26), Node 22 and 24's DatabaseSync is instrumented (run
+ * on each line: `bash .ci/node-line.sh 22 npx tap test/profiler/io/sqlite.test.ts`).
  */
 import t from 'tap'
 import { channel } from 'node:diagnostics_channel'
@@ -77,4 +78,56 @@ t.test('node:sqlite: not in Node 20; its sqlite.db.query channel is heard where 
   })
   const { profile } = await profiled(app, { url: '/traced' })
   t.match(profile.collected.db!.statements, [{ statement: 'SELECT * FROM users WHERE password = \'******\'', system: 'sqlite', driver: 'node:sqlite', database: 'app.db' }])
+})
+
+t.test('node:sqlite\'s DatabaseSync on every Node line that has it: instrumented before Node 26, heard on its channel from 26, each statement once', { skip: hasNodeSqlite ? false : 'no node:sqlite on this Node line' }, async (t) => {
+  const app = await createKernelApp({ kernel: { debug: true } })
+  t.teardown(() => app.close())
+  // loaded by the app after the kernel started (found at the next unit's start)
+  const sqlite = await import('node:sqlite' as string) as { DatabaseSync: new (path: string) => NodeDatabase, StatementSync: { prototype: Record<string, unknown> } }
+  interface NodeDatabase { exec: (sql: string) => void, prepare: (sql: string) => { run: (...a: unknown[]) => unknown, get: (...a: unknown[]) => unknown, all: (...a: unknown[]) => unknown[], iterate: (...a: unknown[]) => Iterable<unknown> }, close: () => void }
+  const ORIGINAL_RUN = sqlite.StatementSync.prototype.run
+  const nodeDb = new sqlite.DatabaseSync(':memory:')
+  t.teardown(() => nodeDb.close())
+  nodeDb.exec('CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT, password TEXT)')
+  app.get('/users', async () => {
+    nodeDb.prepare('INSERT INTO users (id, name, password) VALUES (?, ?, ?)').run(1, 'ada', 'hunter2')
+    const one = nodeDb.prepare('SELECT name FROM users WHERE id = ?').get(1) as { name: string }
+    const all = nodeDb.prepare('SELECT id FROM users WHERE name = $name').all({ $name: 'ada' })
+    const iterated = [...nodeDb.prepare('SELECT id FROM users').iterate()].length
+    nodeDb.exec('CREATE TEMP TABLE scratch (x)')
+    return { name: one.name, all: all.length, iterated }
+  })
+  await app.inject({ url: '/warm', headers: { host: 'example.test' } })
+  const { res, profile } = await profiled(app, { url: '/users' })
+  t.same(res.json(), { name: 'ada', all: 1, iterated: 1 })
+  const statements = profile.collected.db!.statements
+  const major = Number(process.versions.node.split('.')[0])
+  if (major >= 26) {
+    // SQLite's own trace: the statements as it ran them, values written in, no time of their own
+    t.match(statements.map((s) => s.statement), [
+      /^INSERT INTO users \(id, name, password\) VALUES \(1(\.0)?, 'ada', '\*\*\*\*\*\*'\)$/,
+      /^SELECT name FROM users WHERE id = 1(\.0)?$/,
+      'SELECT id FROM users WHERE name = \'ada\'',
+      'SELECT id FROM users',
+      'CREATE TEMP TABLE scratch (x)'
+    ], 'Node 26+: each statement once, from the channel')
+    t.equal(statements.length, 5, 'never twice')
+    t.equal(sqlite.StatementSync.prototype.run, ORIGINAL_RUN, 'and StatementSync left as it is')
+  } else {
+    t.same(statements.map((s) => [s.statement, s.params, s.rows]), [
+      ['INSERT INTO users (id, name, password) VALUES (?, ?, ?)', [1, 'ada', '******'], 1],
+      ['SELECT name FROM users WHERE id = ?', [1], 1],
+      ['SELECT id FROM users WHERE name = $name', { $name: 'ada' }, 1],
+      ['SELECT id FROM users', undefined, 1],
+      ['CREATE TEMP TABLE scratch (x)', undefined, undefined]
+    ], `Node ${major}: each statement once, with its values (a secret column's masked), rows and time`)
+    t.ok(statements.every((s) => typeof s.duration === 'number'), 'timed')
+    t.not(sqlite.StatementSync.prototype.run, ORIGINAL_RUN, 'StatementSync instrumented')
+  }
+  for (const s of statements) t.match(s, { system: 'sqlite', driver: 'node:sqlite' })
+  if (major < 26) for (const s of statements) t.equal(s.database, ':memory:')
+  t.notMatch(JSON.stringify(profile), /hunter2/)
+  await app.close()
+  t.equal(sqlite.StatementSync.prototype.run, ORIGINAL_RUN, 'the last profiler closed: StatementSync is its own again')
 })

@@ -77,7 +77,9 @@ export interface CacheSpanData {
   database?: number
   /** the kernel's own command (sessions, login throttling, profile storage), shown apart */
   kernel?: true
-  /** what the kernel sent it for */
+  /** a library's own command (BullMQ's scripts and reads), shown apart: the library */
+  library?: string
+  /** what the kernel (or the library) sent it for */
   purpose?: string
   /** a read (READS): how many of its keys (fields, members) it found, and how many it did not */
   hits?: number
@@ -209,7 +211,8 @@ export function formatCacheSpan (span: Span, redactor: Redactor): void {
     }
   }
   if (traffic !== undefined) {
-    data.kernel = true
+    if (traffic.library !== undefined) data.library = traffic.library
+    else data.kernel = true
     data.purpose = traffic.purpose
   }
   span.name = truncate(context.batchMode === 'MULTI' ? `MULTI (${args[0]!})` : [command, ...data.keys].join(' '), MAX_NAME)

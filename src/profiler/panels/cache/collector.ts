@@ -44,16 +44,20 @@ export function readFigures (commands: readonly CacheCommandRecord[]): { reads: 
 export interface Analysis {
   app: CacheCommandRecord[]
   kernel: CacheCommandRecord[]
+  /** the libraries' own (BullMQ's scripts and reads) */
+  libraries: CacheCommandRecord[]
   repeated: Repeated[]
 }
 
-/** The app's commands (the kernel's are apart) and the shapes it repeated: a likely N+1. */
+/** The app's commands (the kernel's and the libraries' own are apart) and the shapes it repeated: a likely N+1. */
 export function analyse (data: CacheData): Analysis {
-  const app = data.commands.filter((command) => command.kernel !== true)
-  const kernel = data.commands.filter((command) => command.kernel === true)
+  const app: CacheCommandRecord[] = []
+  const kernel: CacheCommandRecord[] = []
+  const libraries: CacheCommandRecord[] = []
+  for (const command of data.commands) (command.kernel === true ? kernel : command.library !== undefined ? libraries : app).push(command)
   // a transaction is one row whatever it holds: no shape to compare
   const shaped = app.filter((command) => command.command !== 'MULTI')
-  return { app, kernel, repeated: repeatedShapes(shaped, commandShape, variant, N_PLUS_ONE) }
+  return { app, kernel, libraries, repeated: repeatedShapes(shaped, commandShape, variant, N_PLUS_ONE) }
 }
 
 function rows (commands: readonly CacheCommandRecord[], repeated: ReadonlyMap<string, Repeated>): object[] {
@@ -76,8 +80,9 @@ function rows (commands: readonly CacheCommandRecord[], repeated: ReadonlyMap<st
  * it, and for a read whether it found what it asked for (hits and misses, the hit ratio on the
  * toolbar item). One command shape repeated 3 times or more (`GET book:{id}`: a read per item
  * of a list) is flagged as a likely N+1, as the Database panel flags statements. The kernel's
- * own commands (sessions, login throttling, profile storage) are listed apart and left out of
- * every figure, so that the figures are the app's.
+ * own commands (sessions, login throttling, profile storage), and those a library sends for
+ * itself (BullMQ's Lua scripts and reads, when the app adds a job), are listed apart and left
+ * out of every figure, so that the figures are the app's.
  */
 export function cacheCollector (thresholdMs: number): Collector<CacheData> {
   return {
@@ -109,8 +114,9 @@ export function cacheCollector (thresholdMs: number): Collector<CacheData> {
             record.hits = data.hits
             record.misses = data.misses ?? 0
           }
-          if (data.kernel === true) {
-            record.kernel = true
+          if (data.kernel === true || typeof data.library === 'string') {
+            if (data.kernel === true) record.kernel = true
+            else record.library = data.library
             if (data.purpose !== undefined) record.purpose = data.purpose
           }
           return record
@@ -118,10 +124,15 @@ export function cacheCollector (thresholdMs: number): Collector<CacheData> {
       }
     },
     panel (data) {
-      const { app, kernel, repeated } = analyse(data)
+      const { app, kernel, libraries, repeated } = analyse(data)
       const byShape = new Map(repeated.map((entry) => [entry.shape, entry]))
       const kernelTotals = totals(kernel)
+      const libraryTotals = totals(libraries)
       return {
+        libraryCommands: rows(libraries, new Map()),
+        libraryCount: libraryTotals.count,
+        libraryMs: libraryTotals.totalMs,
+        libraryNames: [...new Set(libraries.map((command) => command.library))].join(', '),
         ...totals(app),
         ...readFigures(app),
         nPlusOne: repeated,
@@ -140,7 +151,7 @@ export function cacheCollector (thresholdMs: number): Collector<CacheData> {
     },
     toolbar (data) {
       if (data === undefined) return undefined
-      const { app, kernel, repeated } = analyse(data)
+      const { app, kernel, libraries, repeated } = analyse(data)
       const sums = totals(app)
       if (sums.count === 0) return undefined
       const reads = readFigures(app)
@@ -151,6 +162,7 @@ export function cacheCollector (thresholdMs: number): Collector<CacheData> {
         thresholdMs,
         nPlusOne: repeated.length,
         kernelCount: kernel.length,
+        libraryCount: libraries.length,
         highlight: sums.errors > 0 ? 'error' : sums.totalMs > thresholdMs || repeated.length > 0 ? 'warning' : null
       }
     },

@@ -1,7 +1,7 @@
 import { isAbsolute, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { SourceExcerpts } from '../../../errors/source-excerpt.js'
-import { isVendorFile } from '../../../errors/source-excerpt.js'
+import { isKernelFile, isVendorFile } from '../../../errors/source-excerpt.js'
 import type { CpuCallFrame } from './cpu-profile.js'
 
 /** Whose code a frame runs: the app's, the kernel's, a dependency's, Node's, or V8's own (native, GC, idle). */
@@ -59,6 +59,8 @@ function kindOf (frame: CpuCallFrame, file: string): FrameKind {
   if (frame.url === '') return 'vm'
   if (file.startsWith('node:')) return 'node'
   if (!isAbsolute(file)) return 'vm'
+  // the kernel's own frames, installed in the app's node_modules too
+  if (isKernelFile(file)) return 'kernel'
   if (file.includes(`${sep}node_modules${sep}`)) return 'dependency'
   return isVendorFile(file) ? 'kernel' : 'app'
 }

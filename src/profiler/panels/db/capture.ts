@@ -107,7 +107,8 @@ function sqlCalls (tracing: string, system: string | undefined, driver: string |
  * Opens the `db` span of a statement an instrumented driver (pg, better-sqlite3) is making, in
  * the unit the calling code runs for; undefined outside a profiled unit. `context` is kept
  * as it is (references: formatting waits for the profile); its `result` or `error` is set by the
- * caller before it ends the span.
+ * caller before it ends the span. `caller`: a stack taken earlier for the same call (a pool's
+ * caller, when the statement starts on a later tick), its origin when this one has none.
  */
 export function startSql (context: SqlTraceContext & TracedContext, system: string, driver: string, via?: ExplainVia, caller?: CapturedStack): OpenSpan | undefined {
   const unit = currentKernelContext()

@@ -11,7 +11,8 @@ import { retainedSize } from '../../retained-size.js'
  * Explain): a read the app made is explained through the pool or connection it went through,
  * with its original values. What is needed for it stays in this process's memory — never in a
  * stored profile, whose parameters are masked: a weak reference to the pool or connection (the
- * app's, which it may close and drop), the statement and its values, under a random id that the
+ * app's, which it may close and drop) — for a pg client, its settings, since an ORM's pool closes
+ * its idle clients while the pool lives —, the statement and its values, under a random id that the
  * profile carries. A profile read from another process's storage, or after a restart, or whose
  * pool is gone, cannot be explained, and says so.
  *
@@ -36,7 +37,14 @@ export interface ExplainVia {
 
 interface Explainable {
   kind: ExplainVia['kind']
+  /** the pool or database it went through (not kept alive by this) */
   ref: WeakRef<object>
+  /**
+   * a pg client's settings and class (kind `pg-client`): EXPLAIN's connection of its own is
+   * opened with them, so that the client itself need not live (an ORM's pool closes its idle
+   * connections, and the client is collected while the pool lives)
+   */
+  client: { parameters: object, Client: PgClientClass } | undefined
   connectionClass: WeakRef<Function> | undefined
   statement: string
   values: unknown
@@ -80,7 +88,11 @@ export function explainable (statement: string, values: unknown, system: string,
   const id = randomString(12, 'base64url')
   const texts = secrets.filter((value) => value !== null && value !== undefined).map(String).filter((text) => text !== '')
   const connectionClass = via.connectionClass === undefined ? undefined : referenceTo(via.connectionClass)
-  explainables.set(id, { kind: via.kind, ref: referenceTo(via.handle), connectionClass, statement, values, system, secrets: texts, bytes })
+  const handle = via.handle as Partial<PgClientLike>
+  const client = via.kind === 'pg-client' && typeof handle.connectionParameters === 'object' && handle.connectionParameters !== null && typeof handle.constructor === 'function'
+    ? { parameters: handle.connectionParameters, Client: handle.constructor }
+    : undefined
+  explainables.set(id, { kind: via.kind, ref: referenceTo(via.handle), client, connectionClass, statement, values, system, secrets: texts, bytes })
   return id
 }
 
@@ -308,7 +320,10 @@ export async function explain (id: string, checks: { lexer: boolean } = { lexer:
   }
   const problem = checks.lexer ? singleReadProblem(entry.statement, entry.system) : undefined
   if (problem !== undefined) throw new ExplainRefusal(422, `Only one read (a single SELECT) is explained, and ${problem}.`)
-  const handle = entry.ref.deref()
+  // a pg client's own connection is not needed: EXPLAIN's is opened with its settings
+  const handle: object | undefined = entry.client !== undefined
+    ? { connectionParameters: entry.client.parameters, constructor: entry.client.Client }
+    : entry.ref.deref()
   if (handle === undefined) throw new ExplainRefusal(410, 'The pool or connection this statement went through is gone: it cannot be explained.')
   const { statement, values, system } = entry
   let explanation: Explanation

@@ -8,7 +8,7 @@ import { tokenNotFoundPage } from '../../pages/pages.js'
 import { isSameOrigin } from '../../pages/same-origin.js'
 import { DB, dbChannels, formatDbSpan, settleDbSpan } from './capture.js'
 import { pgChannels, pgInstrumentation, pgPoolInstrumentation } from './pg.js'
-import { betterSqlite3Instrumentation, sqliteChannels } from './sqlite.js'
+import { betterSqlite3Instrumentation, findNodeSqlite, observeNodeSqlite, sqliteChannels } from './sqlite.js'
 import { ExplainFailure, ExplainRefusal, explain } from './explain.js'
 import { dbCollector } from './collector.js'
 import { dbReader } from './findings.js'
@@ -30,8 +30,9 @@ export function explainPage (profile: Profile, statement: { statement: string, s
 
 /**
  * The Database panel: the SQL a unit ran, from mysql2's channels, the kernel's own channel
- * (`fastify-kernel:db:query`, for any other driver), node:sqlite's, and pg and better-sqlite3
- * instrumented while a profiler is alive (they publish nothing); and EXPLAIN of a read, on
+ * (`fastify-kernel:db:query`, for any other driver), node:sqlite's (Node 26+), and pg,
+ * better-sqlite3 and node:sqlite before Node 26 instrumented while a profiler is alive (they
+ * publish nothing); and EXPLAIN of a read, on
  * demand (Doctrine's explainAction): a POST from the profiler's own page only, run through the
  * pool the statement went through.
  */
@@ -43,7 +44,11 @@ export const db: ProfilerIntegration = {
   partials: { explain: 'profiler/explain.hbs' },
   setup ({ profiler }) {
     const { thresholds } = profiler.options
+    const release = observeNodeSqlite()
     return {
+      // node:sqlite before Node 26 publishes nothing: instrumented once the app loaded it
+      extensions: [{ name: 'node:sqlite', begin: findNodeSqlite }],
+      close: release,
       collectors: [dbCollector({ totalMs: thresholds.db, slowMs: thresholds.slow_statement })],
       readers: [dbReader(thresholds.slow_statement)],
       routes: [{

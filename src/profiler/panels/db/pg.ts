@@ -1,4 +1,4 @@
-import { currentKernelContext, runInUnit } from '../../../kernel/async-context.js'
+import { currentKernelContext, kernelTrafficOf, runInUnit } from '../../../kernel/async-context.js'
 import type { KernelContext } from '../../../kernel/context.js'
 import type { OpenSpan } from '../../spans.js'
 import { spansOf } from '../../spans.js'
@@ -17,9 +17,9 @@ import { tracedCalls } from '../../instrument/traced-call.js'
  * pg (node-postgres) 8 publishes nothing: while a profiler is alive, the app's own copy of it
  * is instrumented — `Client#query` (every statement: `Pool#query` goes through it, and so do a
  * checked-out client, prepared statements, Query objects and cursors), and pg-pool's
- * `Pool#connect` (a waiting caller's callback is run from the `release()` of another request,
- * and is bound back to its own; `Pool#query`'s statement, run in that callback, takes the line
- * of the app that called `query` as its origin). A pg that publishes the `pg:query` tracing channel (proposed in
+ * `Pool#connect` (a waiting caller's callback is run from the `release()` of another unit,
+ * and is bound back to its own; `Pool#query`'s statement, run in that callback on a later tick,
+ * takes the line of the app that called `query` as its origin). A pg that publishes the `pg:query` tracing channel (proposed in
  * brianc/node-postgres#3650) is recognised at its first statement and left alone: the channel
  * is used instead.
  */
@@ -158,9 +158,10 @@ function instrumentPoolConnect (original: (...args: unknown[]) => unknown): (...
     const pool = this
     const callback = args[0]
     if (typeof callback === 'function') {
-      // `Pool#query` connects with a callback that runs the statement on a later tick: where the
-      // app called it is only on this stack
-      const caller = spansOf(unit)?.capturesOrigins === true ? CapturedStack.at(callers) : undefined
+      // `Pool#query` connects with a callback that runs the statement on a later tick (an idle
+      // client is handed over on the next tick, a new one once connected): where the app called
+      // it is only on this stack
+      const caller = poolQueryCaller ?? (spansOf(unit)?.capturesOrigins === true ? CapturedStack.at(callers) : undefined)
       // pg-pool runs a waiting caller's callback from another unit's release()
       args[0] = function (this: unknown, ...results: unknown[]) {
         if (typeof results[1] === 'object' && results[1] !== null) poolOf.set(results[1], pool)
@@ -182,6 +183,45 @@ function instrumentPoolConnect (original: (...args: unknown[]) => unknown): (...
   }
 }
 
+/** The stack of the `Pool#query` being called: the `Pool#connect` it makes takes it as its caller. */
+let poolQueryCaller: CapturedStack | undefined
+
+/**
+ * Where a `Pool#query` promise settles, in its caller's async chain: an ORM that calls the pool
+ * from a thenable's `then()` (Drizzle, Prisma's adapter) has no frame of the app's on the stack
+ * of its call, but V8 names the app's awaiting function among the async frames of this
+ * continuation (`at async route (routes/books.ts:12)`). Taken as the last fallback of the call's stack.
+ */
+async function settled (result: PromiseLike<unknown>, caller: CapturedStack): Promise<unknown> {
+  try {
+    return await result
+  } finally {
+    caller.fallback = CapturedStack.at(settledSite)
+  }
+}
+
+const settledSite = new OriginCapture(settled)
+
+function instrumentPoolQuery (original: (...args: unknown[]) => unknown): (...args: unknown[]) => unknown {
+  const callers = new OriginCapture(query)
+  return query
+  function query (this: object, ...args: unknown[]): unknown {
+    const unit = currentKernelContext()
+    if (unit === undefined || spansOf(unit)?.capturesOrigins !== true || kernelTrafficOf(unit) !== undefined) return original.apply(this, args)
+    const caller = CapturedStack.at(callers)
+    const outer = poolQueryCaller
+    poolQueryCaller = caller
+    let result: unknown
+    try {
+      result = original.apply(this, args)
+    } finally {
+      poolQueryCaller = outer
+    }
+    // a callback: the caller's stack is where the app called (no thenable in between)
+    return args.some((arg) => typeof arg === 'function') || !isThenable(result) ? result : settled(result, caller)
+  }
+}
+
 function isThenable (value: unknown): value is Promise<unknown> {
   return value !== null && typeof value === 'object' && typeof (value as Promise<unknown>).then === 'function'
 }
@@ -194,13 +234,15 @@ function owner (prototype: object | null, name: string): object | undefined {
   return undefined
 }
 
-const patched = new WeakSet<object>()
+/** The methods patched, by the object that defines them */
+const patched = new WeakMap<object, Set<string>>()
 
 function patch (target: object | undefined, name: string, wrap: (undo: () => void) => (original: never) => unknown, undo: Array<() => void>): void {
-  if (target === undefined || patched.has(target) || typeof (target as Record<string, unknown>)[name] !== 'function') return
-  patched.add(target)
+  if (target === undefined || patched.get(target)?.has(name) === true || typeof (target as Record<string, unknown>)[name] !== 'function') return
+  const names = patched.get(target) ?? new Set<string>()
+  patched.set(target, names.add(name))
   let restore = (): void => {}
-  const unpatch = (): void => { restore(); patched.delete(target) }
+  const unpatch = (): void => { restore(); names.delete(name) }
   restore = wrapMethod(target, name, wrap(unpatch) as never)
   undo.push(unpatch)
 }
@@ -219,6 +261,7 @@ function instrumentPg (exports: unknown, copy: InstrumentedCopy): (() => void) |
   const connect = owner(poolClass?.prototype ?? null, 'connect')
   if (connect === undefined) copy.lacks(['Pool#connect'], 'the statements run on a connection the pool handed out later')
   patch(connect, 'connect', () => instrumentPoolConnect as never, undo)
+  patch(owner(poolClass?.prototype ?? null, 'query'), 'query', () => instrumentPoolQuery as never, undo)
   return undo.length === 0 ? undefined : () => { for (const fn of undo.splice(0)) fn() }
 }
 

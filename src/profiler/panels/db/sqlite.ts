@@ -1,5 +1,6 @@
+import { channel } from 'node:diagnostics_channel'
 import { isBuiltin } from 'node:module'
-import { currentKernelContext, kernelTrafficOf } from '../../../kernel/async-context.js'
+import { currentKernelContext, kernelTrafficOf, outsideUnits } from '../../../kernel/async-context.js'
 import { spansOf } from '../../spans.js'
 import type { ChannelSubscription } from '../../instrument/channels.js'
 import type { ModuleInstrumentation } from '../../instrument/modules.js'
@@ -8,13 +9,16 @@ import { wrapMethod } from '../../instrument/patch.js'
 import { DB, SqlCall, startSql } from './capture.js'
 import type { SqlTraceContext } from './capture.js'
 import type { TracedContext } from '../../instrument/traced-call.js'
+import { ProcessShare } from '../../instrument/process-share.js'
+import type { ExplainVia } from './explain.js'
 
 /**
  * SQLite. better-sqlite3 publishes nothing (its `verbose` option gets the SQL alone, without
  * values or time): while a profiler is alive the app's copy is instrumented, its Statement's
  * `run`, `get`, `all`, `iterate` (and `bind`, whose values they use) and `Database#exec`.
  * `node:sqlite` is not in Node 20; a Node whose `node:sqlite` publishes the `sqlite.db.query`
- * channel (nodejs/node#62241) is heard on it.
+ * channel (nodejs/node#62241, Node 26) is heard on it, and before it (Node 22 to 25) the app's
+ * `DatabaseSync` statements are instrumented the same way as better-sqlite3's.
  */
 
 /** Whether this Node has `node:sqlite` (22.5 and later; not Node 20). */
@@ -58,12 +62,25 @@ function contextOf (statement: Statement, args: readonly unknown[]): SqlTraceCon
 
 type Method = (this: Statement, ...args: unknown[]) => unknown
 
+/** A driver's statements: how a call is read, and what it is explained through. */
+interface SqliteDriver {
+  name: string
+  context: (statement: Statement, args: readonly unknown[]) => SqlTraceContext & TracedContext
+  via: (statement: Statement) => ExplainVia | undefined
+}
+
+const betterSqlite3: SqliteDriver = {
+  name: 'better-sqlite3',
+  context: contextOf,
+  via: (statement) => ({ kind: 'sqlite', handle: statement.database })
+}
+
 /** run/get/all: synchronous, their result (rows, `changes`) known at once. */
-function timed (method: 'run' | 'get' | 'all'): (original: Method) => Method {
+function timed (method: 'run' | 'get' | 'all', driver: SqliteDriver = betterSqlite3): (original: Method) => Method {
   return (original) => function (this: Statement, ...args: unknown[]) {
     if (currentKernelContext() === undefined) return original.apply(this, args)
-    const context = contextOf(this, args)
-    const span = startSql(context, 'sqlite', 'better-sqlite3', { kind: 'sqlite', handle: this.database })
+    const context = driver.context(this, args)
+    const span = startSql(context, 'sqlite', driver.name, driver.via(this))
     if (span === undefined) return original.apply(this, args)
     try {
       const result = original.apply(this, args)
@@ -80,11 +97,11 @@ function timed (method: 'run' | 'get' | 'all'): (original: Method) => Method {
 }
 
 /** iterate: over when its iterator is (done, returned early, or failed). */
-function iterated (original: Method): Method {
+function iterated (original: Method, driver: SqliteDriver = betterSqlite3): Method {
   return function (this: Statement, ...args: unknown[]) {
     if (currentKernelContext() === undefined) return original.apply(this, args)
-    const context = contextOf(this, args)
-    const span = startSql(context, 'sqlite', 'better-sqlite3', { kind: 'sqlite', handle: this.database })
+    const context = driver.context(this, args)
+    const span = startSql(context, 'sqlite', driver.name, driver.via(this))
     if (span === undefined) return original.apply(this, args)
     let iterator: Iterator<unknown> & { return?: (...a: unknown[]) => IteratorResult<unknown> }
     try {
@@ -131,12 +148,13 @@ interface Database {
   exec: (sql: string) => unknown
 }
 
-function executes (original: (this: Database, sql: string) => unknown): (this: Database, sql: string) => unknown {
+function executes (original: (this: Database, sql: string) => unknown, driver = 'better-sqlite3', nameOf: (database: Database) => unknown = (database) => database.name): (this: Database, sql: string) => unknown {
   return function (this: Database, sql: string) {
     if (currentKernelContext() === undefined || typeof sql !== 'string') return original.call(this, sql)
     const context: SqlTraceContext & TracedContext = { query: sql }
-    if (typeof this.name === 'string') context.database = this.name
-    const span = startSql(context, 'sqlite', 'better-sqlite3')
+    const name = nameOf(this)
+    if (typeof name === 'string') context.database = name
+    const span = startSql(context, 'sqlite', driver)
     if (span === undefined) return original.call(this, sql)
     try {
       const result = original.call(this, sql)
@@ -212,6 +230,113 @@ export const betterSqlite3Instrumentation: ModuleInstrumentation = {
   files: ['/better-sqlite3/lib/index.js'],
   versions: BETTER_SQLITE3_VERSIONS,
   instrument: instrumentBetterSqlite3
+}
+
+/** What the instrumentation reads of node:sqlite. */
+interface NodeSqlite {
+  DatabaseSync: new (path: string) => { exec: (sql: string) => unknown, close: () => void }
+  StatementSync: { prototype: object }
+}
+
+/** The database a node:sqlite statement was prepared on (a StatementSync does not say). */
+const preparedOn = new WeakMap<object, { location?: () => unknown }>()
+
+/** A node:sqlite database's file (`location()`: null for `:memory:`). */
+function locationOf (database: { location?: () => unknown } | undefined): string {
+  try {
+    const location = database?.location?.()
+    return typeof location === 'string' && location !== '' ? location : ':memory:'
+  } catch {
+    // closed
+    return ':memory:'
+  }
+}
+
+const nodeSqliteDriver: SqliteDriver = {
+  name: 'node:sqlite',
+  context (statement, args) {
+    const context: SqlTraceContext & TracedContext = { query: String((statement as { sourceSQL?: unknown }).sourceSQL ?? ''), values: valuesOf(args), driverValues: args }
+    context.database = locationOf(preparedOn.get(statement))
+    return context
+  },
+  via: () => undefined
+}
+
+/** Whether this node:sqlite publishes `sqlite.db.query` (Node 26 and later): a statement of a throwaway database, outside any unit. */
+function publishesQueries (sqlite: NodeSqlite): boolean {
+  const queries = channel('sqlite.db.query')
+  let heard = false
+  const probe = (): void => { heard = true }
+  queries.subscribe(probe)
+  try {
+    outsideUnits(() => {
+      const scratch = new sqlite.DatabaseSync(':memory:')
+      try {
+        scratch.exec('SELECT 1')
+      } finally {
+        scratch.close()
+      }
+    })
+  } finally {
+    queries.unsubscribe(probe)
+  }
+  return heard
+}
+
+/** node:sqlite, when the app loaded it (loading it on Node 22 prints an ExperimentalWarning: never done for the app). */
+function loadedNodeSqlite (): NodeSqlite | undefined {
+  if (!hasNodeSqlite) return undefined
+  const loaded = (process as { moduleLoadList?: readonly string[] }).moduleLoadList?.includes('NativeModule sqlite') === true
+  if (!loaded) return undefined
+  return (process as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule?.('node:sqlite') as NodeSqlite | undefined
+}
+
+/** node:sqlite instrumented (undefined: not yet seen loaded; null: it publishes, nothing to do) */
+let nodeSqliteUndo: Array<() => void> | null | undefined
+
+function instrumentNodeSqlite (): void {
+  if (nodeSqliteUndo !== undefined) return
+  const sqlite = loadedNodeSqlite()
+  if (sqlite === undefined) return
+  if (publishesQueries(sqlite)) {
+    nodeSqliteUndo = null
+    return
+  }
+  const statement = sqlite.StatementSync.prototype
+  const database = (sqlite.DatabaseSync as unknown as { prototype: object }).prototype
+  nodeSqliteUndo = [
+    wrapMethod(database, 'prepare', ((original: (this: object, ...args: unknown[]) => unknown) => function (this: object, ...args: unknown[]) {
+      const prepared = original.apply(this, args)
+      if (typeof prepared === 'object' && prepared !== null) preparedOn.set(prepared, this as { location?: () => unknown })
+      return prepared
+    }) as never),
+    wrapMethod(statement, 'run', timed('run', nodeSqliteDriver) as never),
+    wrapMethod(statement, 'get', timed('get', nodeSqliteDriver) as never),
+    wrapMethod(statement, 'all', timed('all', nodeSqliteDriver) as never),
+    wrapMethod(statement, 'iterate', ((original: Method) => iterated(original, nodeSqliteDriver)) as never),
+    wrapMethod(database, 'exec', ((original: (this: Database, sql: string) => unknown) => executes(original, 'node:sqlite', (db) => locationOf(db as { location?: () => unknown }))) as never)
+  ]
+}
+
+const nodeSqliteShare = new ProcessShare(instrumentNodeSqlite, () => {
+  for (const restore of (nodeSqliteUndo ?? []).reverse()) restore()
+  nodeSqliteUndo = undefined
+})
+
+/**
+ * `node:sqlite` publishes its statements (`sqlite.db.query`) from Node 26 on; on Node 22 to 25
+ * the app's `DatabaseSync` statements (`run`, `get`, `all`, `iterate`, `exec`) are instrumented
+ * while a profiler is alive, once the app has loaded node:sqlite (looked for again at each
+ * unit's start: loading it for the app would print Node 22's ExperimentalWarning). Where it
+ * publishes, the channel alone records them: never both. Returns the release.
+ */
+export function observeNodeSqlite (): () => void {
+  return nodeSqliteShare.retain()
+}
+
+/** Looks for node:sqlite loaded since (an app that imports it lazily): at each unit's start, until it is found. */
+export function findNodeSqlite (): void {
+  if (nodeSqliteShare.held && nodeSqliteUndo === undefined) instrumentNodeSqlite()
 }
 
 /**

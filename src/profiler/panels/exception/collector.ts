@@ -44,16 +44,20 @@ export function exceptionCollector (sources: SourceExcerpts | undefined): Collec
     preferred (chain) {
       return chain.length > 0
     },
-    panel (chain) {
+    panel (chain, profile) {
+      // a job or a command answers no HTTP status: its outcome is said instead
+      const unit = profile.kind !== undefined && profile.kind !== 'request' ? profile.kind : undefined
       return {
         none: chain.length === 0,
+        unit,
         chain: chain.map((exception, index) => ({
           ...exception,
           position: index + 1,
           isCause: index > 0,
           causeOf: index > 0 ? chain[index - 1].class : null,
-          // the response's status, or a cause's own; a cause without one has no status to show
-          showStatus: index === 0 || exception.isHttp === true,
+          outcome: unit !== undefined && index === 0 ? `the ${unit} failed` : undefined,
+          // the response's status, or a cause's own; a cause without one (a unit's error without one) has no status to show
+          showStatus: (index === 0 && unit === undefined) || exception.isHttp === true,
           ...traceView(exception.trace)
         }))
       }

@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises'
-import { currentKernelContext } from '../../../kernel/async-context.js'
+import { asKernelTraffic, currentKernelContext, kernelTrafficOf } from '../../../kernel/async-context.js'
+import type { KernelTraffic } from '../../../kernel/async-context.js'
 import type { KernelContext } from '../../../kernel/context.js'
 import type { KernelProfiler } from '../../kernel-profiler.js'
 import type { UnitOfWork } from '../../unit.js'
@@ -332,6 +333,34 @@ function wrapProcess (call: Method): Method {
 
 const instrumented = new WeakSet<object>()
 
+/** What BullMQ sends to Redis for itself: its Lua scripts (25 KB each), its reads, its polling. */
+const BULLMQ_TRAFFIC: KernelTraffic = { purpose: 'BullMQ', library: 'BullMQ' }
+
+/** A method of BullMQ's Redis backend, run as BullMQ's own traffic in a unit (everything it sends is BullMQ's, not the app's). */
+function ownTraffic (method: Method): Method {
+  return function (this: unknown, ...args: unknown[]): unknown {
+    const unit = currentKernelContext()
+    if (unit === undefined || kernelTrafficOf(unit) !== undefined) return method.apply(this, args as never[])
+    return asKernelTraffic(BULLMQ_TRAFFIC, () => method.apply(this, args as never[]))
+  }
+}
+
+/**
+ * The methods of BullMQ's Redis backend (BullMQ 6's `RedisQueueBackend`, BullMQ 5's `Scripts`):
+ * through them goes every command BullMQ sends for a Queue, a Job, a Worker or a FlowProducer.
+ */
+function wrapBackend (prototype: object | undefined): Array<() => void> {
+  if (prototype === undefined) return []
+  const undo: Array<() => void> = []
+  for (const name of Object.getOwnPropertyNames(prototype)) {
+    if (name === 'constructor') continue
+    const descriptor = Object.getOwnPropertyDescriptor(prototype, name)
+    if (typeof descriptor?.value !== 'function' || descriptor.writable !== true) continue
+    undo.push(wrapMethod(prototype, name, ownTraffic))
+  }
+  return undo
+}
+
 /** The BullMQ versions the instrumentation is written for (`attemptsStarted` is BullMQ 5's; the suite runs 6). */
 export const BULLMQ_VERSIONS = '>=5.0.0 <7'
 
@@ -349,7 +378,7 @@ export const bullmqInstrumentation: ModuleInstrumentation = {
   versions: BULLMQ_VERSIONS,
   esm: true,
   instrument (exports, copy) {
-    const api = exports as { Queue?: { prototype: object }, Worker?: { prototype: object }, FlowProducer?: { prototype: object } }
+    const api = exports as { Queue?: { prototype: object }, Worker?: { prototype: object }, FlowProducer?: { prototype: object }, RedisQueueBackend?: { prototype: object }, Scripts?: { prototype: object } }
     const queue = api.Queue?.prototype
     const worker = api.Worker?.prototype
     if (queue !== undefined && instrumented.has(queue)) return undefined
@@ -367,7 +396,8 @@ export const bullmqInstrumentation: ModuleInstrumentation = {
     const undo = [
       wrapMethod(queue, 'add', wrapAdd),
       wrapMethod(queue, 'addBulk', wrapAddBulk),
-      wrapMethod(worker, 'callProcessJob', wrapProcess)
+      wrapMethod(worker, 'callProcessJob', wrapProcess),
+      ...wrapBackend((api.RedisQueueBackend ?? api.Scripts)?.prototype)
     ]
     const flow = api.FlowProducer?.prototype as Record<string, unknown> | undefined
     if (flow !== undefined && typeof flow.add === 'function' && typeof flow.addBulk === 'function') {

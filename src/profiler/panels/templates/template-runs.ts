@@ -28,6 +28,8 @@ export interface OpenRender {
   runs: number
   /** nodes of the tree, bounded */
   nodes: number
+  /** the file a compiled template was read from, when the app's @fastify/view tells (its cache's key) */
+  fileOf?: (compiled: unknown) => string | undefined
 }
 
 /** Nodes kept in one render's tree; beyond, runs of new names are not kept (counted in `more`). */
@@ -96,7 +98,8 @@ function observed (template: Compiled): Compiled {
       const render = currentRender()
       if (render !== undefined) {
         const rank = render.runs++
-        const [name, kind] = rank === 0 ? [render.template, 'page' as const] : rank === 1 ? [render.layout ?? '(the layout)', 'layout' as const] : [`(template ${rank + 1})`, 'template' as const]
+        // a global layout (@fastify/view's `layout` option) is named by the file it was compiled from
+        const [name, kind] = rank === 0 ? [render.template, 'page' as const] : rank === 1 ? [render.layout ?? render.fileOf?.(compiledRunning) ?? '(the layout)', 'layout' as const] : [`(template ${rank + 1})`, 'template' as const]
         run = child(render.tree, render, name, kind)
       }
     }
@@ -117,13 +120,46 @@ function observed (template: Compiled): Compiled {
   return wrapper
 }
 
+/** The result of handlebars' `compile()` whose run is in progress, innermost: what the app's view cache holds. */
+let compiledRunning: unknown
+
+/**
+ * A result of handlebars' `compile()` (compiled on its first run, then calling the template
+ * runtime.template() made), wrapped to tell which one is running: @fastify/view caches it under
+ * its file's name, which is how a layout it adds by itself is named.
+ */
+function tracked (compiled: Compiled): Compiled {
+  if (typeof compiled !== 'function' || kObserved in compiled) return compiled
+  const wrapper = function (this: unknown, context: unknown, options?: { partial?: boolean, name?: string }): string {
+    if (!enabled) return Reflect.apply(compiled, this, [context, options])
+    const outer = compiledRunning
+    compiledRunning = wrapper
+    try {
+      return Reflect.apply(compiled, this, [context, options])
+    } finally {
+      compiledRunning = outer
+    }
+  } as Compiled
+  // `_setup`, `_child`: what handlebars calls on a compiled template (closures of its own)
+  for (const key of Object.keys(compiled)) wrapper[key] = compiled[key]
+  Object.defineProperty(wrapper, kObserved, { value: true })
+  return wrapper
+}
+
 interface Runtime {
   template: (spec: unknown, env: unknown) => Compiled
 }
 
+interface Compiler {
+  compile: (input: unknown, options: unknown, env: unknown) => Compiled
+}
+
 /** the handlebars runtimes patched, with their own `template` */
 const patched = new Map<Runtime, Runtime['template']>()
+/** the compiler modules patched, with their own `compile` (every instance's `hb.compile` calls it) */
+const compilers = new Map<Compiler, Compiler['compile']>()
 const RUNTIME = `${sep}handlebars${sep}dist${sep}cjs${sep}handlebars${sep}runtime.js`
+const COMPILER = `${sep}handlebars${sep}dist${sep}cjs${sep}handlebars${sep}compiler${sep}compiler.js`
 
 /**
  * Every copy of handlebars loaded in the process (the app's may not be the kernel's): its
@@ -135,6 +171,7 @@ const RUNTIME = `${sep}handlebars${sep}dist${sep}cjs${sep}handlebars${sep}runtim
 function patchLoadedCopies (): void {
   const cache = createRequire(import.meta.url).cache
   for (const [file, module] of Object.entries(cache)) {
+    if (file.endsWith(COMPILER) && module !== undefined) patchCompiler(module.exports as Compiler)
     if (!file.endsWith(RUNTIME) || module === undefined) continue
     const runtime = module.exports as Runtime
     if (patched.has(runtime) || typeof runtime.template !== 'function') continue
@@ -146,8 +183,21 @@ function patchLoadedCopies (): void {
   }
 }
 
+function patchCompiler (compiler: Compiler): void {
+  if (compilers.has(compiler) || typeof compiler.compile !== 'function') return
+  const original = compiler.compile
+  compilers.set(compiler, original)
+  compiler.compile = function observedCompile (input, options, env) {
+    return tracked(original(input, options, env))
+  }
+}
+
 function unpatch (): void {
   enabled = false
+  for (const [compiler, original] of compilers) {
+    if (compiler.compile.name === 'observedCompile') compiler.compile = original
+  }
+  compilers.clear()
   for (const [runtime, original] of patched) {
     // unless something wrapped it since: ours then stays in its chain, passing runs through
     if (runtime.template.name === 'observedRuntimeTemplate') runtime.template = original

@@ -18,7 +18,7 @@ const RENDER_FRAMES = 8
  * of what it runs (page, layout, partials: template-runs.ts); `caller`: where to take the stack,
  * below the observed function the app called.
  */
-function renderSpan (args: readonly unknown[], caller: OriginCapture): OpenSpan | undefined {
+function renderSpan (args: readonly unknown[], caller: OriginCapture, self: unknown): OpenSpan | undefined {
   const spans = currentSpans()
   if (spans === undefined) return undefined
   const [page, , options] = args
@@ -26,6 +26,8 @@ function renderSpan (args: readonly unknown[], caller: OriginCapture): OpenSpan 
   const layout = typeof given === 'string' ? given : undefined
   const template = typeof page === 'string' ? page : '(a compiled template)'
   const render: OpenRender = { template, layout, tree: [], runs: 0, nodes: 0 }
+  const cache = viewCacheOf(self)
+  if (cache !== undefined) render.fileOf = (compiled) => cachedName(cache, compiled)
   const data: Record<string, unknown> = { tree: render.tree }
   if (layout !== undefined) data.layout = layout
   const span = spans.start('template', template, data, undefined, caller)
@@ -42,10 +44,38 @@ function renderSpan (args: readonly unknown[], caller: OriginCapture): OpenSpan 
   }
 }
 
+/** @fastify/view's cache of compiled templates (toad-cache's LruMap, under `Symbol('@fastify/view/cache')`), keyed `<decorator>|<file>`. */
+interface ViewCache {
+  items: Map<string, { value?: unknown }>
+}
+
+/** The view cache of the instance a render was called on (`reply.view`: its server's), if it has the known shape. */
+function viewCacheOf (self: unknown): ViewCache | undefined {
+  const server = (self as { server?: unknown } | null)?.server ?? self
+  if (typeof server !== 'object' || server === null) return undefined
+  for (const owner of chain(server)) {
+    for (const symbol of Object.getOwnPropertySymbols(owner)) {
+      if (symbol.description !== '@fastify/view/cache') continue
+      const items = (Object.getOwnPropertyDescriptor(owner, symbol)?.value as { items?: unknown } | undefined)?.items
+      return items instanceof Map ? { items } : undefined
+    }
+  }
+  return undefined
+}
+
+/** The file a compiled template was cached under (`shop-layout.hbs`), if it is there. */
+function cachedName (cache: ViewCache, compiled: unknown): string | undefined {
+  if (compiled === undefined) return undefined
+  for (const [key, item] of cache.items) {
+    if (item?.value === compiled) return key.slice(key.indexOf('|') + 1)
+  }
+  return undefined
+}
+
 /** `fastify.view(page, data, opts?, done?)` and `reply.viewAsync(page, data, opts?)`: a promise, or a callback. */
 function observedRender (render: Render): Render {
   const observed = function (this: unknown, ...args: unknown[]): unknown {
-    const span = renderSpan(args, site)
+    const span = renderSpan(args, site, this)
     if (span === undefined) return Reflect.apply(render, this, args)
     const last = args.length - 1
     const done = args[last]
