@@ -196,7 +196,7 @@ t.test('BullMQ\'s own Redis traffic (its scripts, its reads) is shown apart from
     return 'sent'
   }, { connection, autorun: false })
   t.teardown(() => worker.close())
-  const app = await createKernelApp({ kernel: { debug: true } })
+  const app = await createKernelApp({ kernel: withTestStorage({ debug: true }) })
   t.teardown(() => app.close())
   app.post('/notify', async () => {
     const job = await queue.add('notify', { to: 'ada@example.test' })
