@@ -12,9 +12,12 @@ import type { Profiler } from '../src/profiler/profiler.js'
 export function withTestStorage (kernel: KernelOptions): KernelOptions {
   const profiler = kernel.profiler
   if (profiler === false) return kernel
-  if (profiler === undefined || profiler === true) return { ...kernel, profiler: { storage: 'memory' } }
-  if (profiler.storage !== undefined || profiler.directory !== undefined) return kernel
-  return { ...kernel, profiler: { ...profiler, storage: 'memory' } }
+  // and no lag pause unless the test sets one (test/profiler/guards.test.ts drives it with a lag
+  // source of its own): a loaded machine's lag must not leave a test's page unprofiled
+  if (profiler === undefined || profiler === true) return { ...kernel, profiler: { storage: 'memory', maxEventLoopDelay: false } }
+  const lag = profiler.maxEventLoopDelay === undefined ? { maxEventLoopDelay: false as const } : {}
+  if (profiler.storage !== undefined || profiler.directory !== undefined) return { ...kernel, profiler: { ...profiler, ...lag } }
+  return { ...kernel, profiler: { ...profiler, storage: 'memory', ...lag } }
 }
 
 /** A kernel app with a small route table like the reference application's (profiles in memory unless the test says: `withTestStorage`). */
