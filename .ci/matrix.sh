@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# The version matrix (issue 37): each library the profiler instruments, or whose channels it
+# The version matrix: each library the profiler instruments, or whose channels it
 # reads, declares in code the versions it is written for; this runs that library's panel tests
-# against the OLDEST and the NEWEST published version of the range, on Node 24.
+# against the OLDEST and the NEWEST published version of the range, on Node 24 (better-sqlite3's
+# 12.x on Node 22: see below).
 #
 # - The ranges are read from the code (the exported constants, through tsx), the versions from
 #   the registry (`npm view <lib> versions`, one look-up a library), filtered by the range.
 # - Each copy is installed into a prefix of its own, `.ci/matrix/<lib>@<version>/` (kept: a
-#   second run installs nothing), apart from the repository's node_modules; better-sqlite3 is
-#   built there by node-gyp against Node 24's headers (`npm_config_nodedir`, as node-line.sh does).
+#   second run with the same packages on the same line installs nothing), apart from the
+#   repository's node_modules; better-sqlite3 12 is built there by node-gyp against its line's
+#   headers (`npm_config_nodedir`, as node-line.sh does); 13 ships its N-API build.
 # - The tests load that copy through .ci/matrix-copies.mjs (preloaded with NODE_OPTIONS): every
 #   `import`/`require()` of the library's name resolves inside the prefix. A run passes when tap
 #   passes AND the copy was loaded from the prefix (its loaded.txt), so that a run that silently
@@ -86,16 +88,17 @@ for entry in "${MATRIX[@]}"; do
     line_dir=$root/.ci/node/node_modules/node-$line
     export PATH="$line_dir/bin:$base_path" npm_config_nodedir=$line_dir
     prefix=$root/.ci/matrix/$lib@$version
-    packages+=("(Node $line)")
+    # what a prefix was installed with: its packages, built for this line's Node
+    installed=$(printf '%s\n' "${packages[@]}" "node $line")
     took=$SECONDS
     outcome=passed
-    # installed before with the same packages: kept
-    if [ "$(cat "$prefix/installed.txt" 2>/dev/null)" != "$(printf '%s\n' "${packages[@]}")" ]; then
+    # installed before with the same packages on the same line: kept
+    if [ "$(cat "$prefix/installed.txt" 2>/dev/null)" != "$installed" ]; then
       rm -rf "$prefix"
       mkdir -p "$prefix"
-      echo "::: installing ${packages[*]} into .ci/matrix/$lib@$version" >&2
-      if npm install --prefix "$prefix" --no-save --no-audit --no-fund --no-package-lock --loglevel=error --foreground-scripts "${packages[@]:0:${#packages[@]}-1}" >"$prefix/install.log" 2>&1; then
-        printf '%s\n' "${packages[@]}" >"$prefix/installed.txt"
+      echo "::: installing ${packages[*]} (Node $line) into .ci/matrix/$lib@$version" >&2
+      if npm install --prefix "$prefix" --no-save --no-audit --no-fund --no-package-lock --loglevel=error --foreground-scripts "${packages[@]}" >"$prefix/install.log" 2>&1; then
+        printf '%s\n' "$installed" >"$prefix/installed.txt"
       else
         outcome="not installed ($prefix/install.log)"
       fi
