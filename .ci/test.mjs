@@ -9,8 +9,11 @@ import { fileURLToPath } from 'node:url'
 const major = Number(process.versions.node.split('.')[0])
 const args = process.argv.slice(2)
 const root = fileURLToPath(new URL('..', import.meta.url))
-const run = major >= 22
-  ? spawnSync('npx', ['tap', ...args], { stdio: 'inherit', cwd: root })
-  : (console.error(`Node ${process.version} is below the suite's floor (22): running it on Node 24`),
-    spawnSync('bash', ['.ci/node-line.sh', '24', 'npx', 'tap', ...args], { stdio: 'inherit', cwd: root }))
+let run
+if (major >= 22) {
+  run = spawnSync('npx', ['tap', ...args], { stdio: 'inherit', cwd: root })
+} else {
+  console.error(`Node ${process.version} is below the suite's floor (22): running it on Node 24`)
+  run = spawnSync('bash', ['.ci/node-line.sh', '24', 'npx', 'tap', ...args], { stdio: 'inherit', cwd: root })
+}
 process.exit(run.status ?? 1)
