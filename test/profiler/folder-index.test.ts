@@ -52,3 +52,20 @@ t.test('by age: older than maxAge leaves at the next prune, newest kept; a token
   index.prune(NOW + 61_000)
   t.same([...index.entries.keys()], ['000001'], 'its later time counts')
 })
+
+t.test('profiles of the same millisecond at the bound: every process keeps the same ones, whatever the order it saw them in', async (t) => {
+  // 4 writers saving hundreds a second: many profiles share a millisecond; two processes see them in different orders
+  const all = Array.from({ length: 120 }, (_, n) => entry(n * 7919 % 4096, NOW - 60_000 + Math.floor(n / 6) * 1000))
+  const kept = (order: IndexEntry[]): string[] => {
+    const index = new FolderIndex({ maxProfiles: 40, maxAgeMs: 3_600_000 })
+    for (const e of order) index.add({ ...e, summary: { ...e.summary } }, NOW)
+    return [...index.entries.keys()].sort()
+  }
+  const first = kept(all)
+  t.equal(first.length, 40)
+  for (const seed of [1, 2, 3, 4, 5]) t.same(kept(shuffled(all, seed)), first, `order ${seed}: the same 40`)
+  t.same(kept([...all].reverse()), first, 'reversed: the same 40')
+  // the bound falls inside a millisecond's six (40 = 6 × 6 + 4): which four of them stay is the tokens' order, not the arrival's
+  const boundary = all.filter((e) => e.summary.time === NOW - 60_000 + 13 * 1000).map((e) => e.summary.token).sort()
+  t.same(first.filter((token) => boundary.includes(token)), boundary.slice(2), 'the millisecond at the bound: its two lowest tokens left')
+})

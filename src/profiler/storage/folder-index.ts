@@ -46,7 +46,13 @@ export interface IndexLimits {
   maxAgeMs: number
 }
 
-const older = (a: IndexEntry, b: IndexEntry): number => a.summary.time - b.summary.time || a.seq - b.seq
+/**
+ * The order the bounds follow: by time, and between profiles of the same millisecond by token,
+ * which every process sees alike (an order of arrival differs between processes: two of them
+ * would keep different profiles of the same millisecond at the bound, one listing a profile the
+ * other has dropped and may have deleted the segment of). Redis's sorted set orders ties the same way.
+ */
+const older = (a: IndexEntry, b: IndexEntry): number => a.summary.time - b.summary.time || (a.summary.token < b.summary.token ? -1 : a.summary.token > b.summary.token ? 1 : a.seq - b.seq)
 
 /**
  * What a profiler folder keeps, as one process sees it: every writer's profiles (its own as it
@@ -93,7 +99,7 @@ export class FolderIndex<E extends IndexEntry = IndexEntry> {
     this.entries.set(token, entry)
     if (entry.segment !== undefined) entry.segment.live++
     const last = this.ordered.length > this.head ? this.ordered[this.ordered.length - 1]! : undefined
-    if (last === undefined || last.summary.time <= entry.summary.time) this.ordered.push(entry)
+    if (last === undefined || older(last, entry) <= 0) this.ordered.push(entry)
     else this.heap.push(entry)
     this.prune(now)
   }
