@@ -11,7 +11,9 @@ import { buildApp, profilerOf } from '../helpers.js'
 import { errorCodes } from '../../index.js'
 import type { KernelOptions } from '../../index.js'
 import type { LagSource } from '../../src/profiler/guards/lag.js'
-import { eventLoopLag } from '../../src/profiler/guards/lag.js'
+import { eventLoopLag, profilerBlockedMs, windowLag } from '../../src/profiler/guards/lag.js'
+import { CpuSampler } from '../../src/profiler/panels/cpu/sampler.js'
+import type { CpuRun } from '../../src/profiler/panels/cpu/sampler.js'
 import { pathMatcher } from '../../src/profiler/guards/paths.js'
 import { host, page } from './helpers.js'
 
@@ -212,6 +214,24 @@ t.test('the process lag source reads a figure, and stops', async (t) => {
   const lag = source.lagMs()
   t.ok(Number.isFinite(lag) && lag >= 0, 'a finite figure, in ms')
   source.close()
+})
+
+t.test('the profiler\'s own block is no lag: a CPU profile\'s start and stop are taken out of the window they fall in', async (t) => {
+  // a window of 50 samples whose timer came 120 ms late: one block of 120 ms
+  t.equal(windowLag(10 + 120 / 50, 50, 120, 0), 120, 'the app\'s block: lag')
+  t.equal(windowLag(10 + 120 / 50, 50, 120, 120), 0, 'the profiler\'s own: none')
+  t.equal(windowLag(40 + 120 / 50, 50, 120, 120), 30, 'the profiler\'s block on a loop lagging 30 ms besides: 30')
+  t.equal(windowLag(0, 0, 0, 5), 0, 'never below zero')
+  const sampler = new CpuSampler(100, 50, () => () => {})
+  const release = sampler.retain()
+  t.teardown(release)
+  const before = profilerBlockedMs()
+  const run = sampler.start('aaaaaa') as CpuRun
+  const started = profilerBlockedMs()
+  t.ok(started > before, `the start counted as the profiler's own block (${(started - before).toFixed(2)} ms)`)
+  const result = await run.stop()
+  t.ok(result.profile !== undefined, 'a profile was taken')
+  t.ok(profilerBlockedMs() > started, 'and the stop')
 })
 
 t.test('bad guard options stop the app at start, each named', async (t) => {

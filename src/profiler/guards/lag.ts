@@ -18,10 +18,39 @@ export const LAG_WINDOW_MS = 500
 const RESOLUTION_MS = 10
 
 /**
+ * The profiler's own synchronous work the loop waited on since the last window (a CPU profile's
+ * start and stop: V8 answers an in-process inspector session at once), in milliseconds: not the
+ * app's lag, so not counted as lag (a CPU-profiled request must not pause the capture of the
+ * requests after it).
+ */
+let ownBlockedMs = 0
+
+/** Says that the profiler itself held the loop for `ms` (what a window counts as lag leaves it out). */
+export function profilerBlocked (ms: number): void {
+  if (ms > 0) ownBlockedMs += ms
+}
+
+/** The profiler's own blocking counted since the last window (tests). */
+export function profilerBlockedMs (): number {
+  return ownBlockedMs
+}
+
+/**
+ * A window's lag, in milliseconds, from its histogram (the mean delay of its `samples`, in ms),
+ * how late its timer came, and the profiler's own blocking in it: a block of the profiler's
+ * delayed one sample by its length and the timer by as much; both are taken out.
+ */
+export function windowLag (meanMs: number, samples: number, lateMs: number, ownMs: number): number {
+  const mean = samples === 0 ? 0 : meanMs - ownMs / samples - RESOLUTION_MS
+  return Math.max(0, mean, lateMs - ownMs)
+}
+
+/**
  * The process's event loop lag, as @fastify/under-pressure reads it: the mean delay of a
  * `monitorEventLoopDelay` histogram over the last window, less its resolution, read by an
  * unreferenced timer every window (a request reads a field, no clock). A window whose timer
- * came late by more than the window itself (the loop blocked) counts that delay. The lag said is
+ * came late by more than the window itself (the loop blocked) counts that delay, less the
+ * profiler's own blocking (`profilerBlocked`). The lag said is
  * the lesser of the last two windows': a lag that lasts a second, not one block.
  */
 export function eventLoopLag (): LagSource {
@@ -32,9 +61,8 @@ export function eventLoopLag (): LagSource {
   let readAt = performance.now()
   const timer = setInterval(() => {
     const now = performance.now()
-    const late = now - readAt - LAG_WINDOW_MS
-    const mean = histogram.count === 0 ? 0 : histogram.mean / 1e6 - RESOLUTION_MS
-    const window = Math.max(0, mean, late)
+    const window = windowLag(histogram.count === 0 ? 0 : histogram.mean / 1e6, histogram.count, now - readAt - LAG_WINDOW_MS, ownBlockedMs)
+    ownBlockedMs = 0
     // lag that lasts: the lesser of the last two windows, so that one block (the app's start
     // compiling its code, one long synchronous task) pauses nothing, while a loop that stays
     // behind for a second does

@@ -3,6 +3,7 @@ import type { Session } from 'node:inspector'
 import { errorCodes } from '../../../errors/codes.js'
 import { ProcessShare } from '../../instrument/process-share.js'
 import { MAX_PROFILE_MS, SAMPLING_INTERVAL_US } from './cpu-profile.js'
+import { profilerBlocked } from '../../guards/lag.js'
 import type { CpuProfile } from './cpu-profile.js'
 
 /** What a CPU profile came to once stopped. */
@@ -99,6 +100,7 @@ export class CpuSampler {
     const before = performance.now()
     session.post('Profiler.start', () => {})
     run.startMs = performance.now() - before
+    profilerBlocked(run.startMs)
     run.cancelTimer = this.schedule(() => { run.result ??= this.finish(run, true) }, this.maxMs)
     return run
   }
@@ -109,7 +111,11 @@ export class CpuSampler {
     if (this.current !== run) return { cut: true, error: 'the profiler was closed while the profile ran' }
     this.current = undefined
     try {
-      const { profile } = await this.post('Profiler.stop') as { profile: CpuProfile }
+      // V8 builds the profile while the loop waits (answered at once): the profiler's own block
+      const before = performance.now()
+      const stopped = this.post('Profiler.stop')
+      profilerBlocked(performance.now() - before)
+      const { profile } = await stopped as { profile: CpuProfile }
       return { profile, cut, startMs: run.startMs }
     } catch (error) {
       return { cut, error: (error as Error).message }
