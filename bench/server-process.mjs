@@ -28,15 +28,16 @@ export function pinLoadGenerator (pin = true) {
 }
 
 /**
- * Starts `node bench/server.mjs <kind> <options>` (with the `node` at `execPath`: one Node line's);
+ * Starts `node bench/server.mjs <kind> <options>` (with the `node` at `execPath`: one Node line's;
+ * `env`: its environment, BENCH_DIST for another build);
  * resolves once it prints its port. `pin`: on
  * the server's core (the CPU-per-request rows); the security bench's server keeps every core,
  * its password checks running on libuv's threads beside the main one.
  */
-export async function startServer (kind, options, name, pin = true, execPath = process.execPath) {
+export async function startServer (kind, options, name, pin = true, execPath = process.execPath, env = process.env) {
   // the OpenTelemetry peer: its SDK and instrumentations set up before anything is loaded
   const execArgv = kind === 'otel' ? ['--import', new URL('./otel-preload.mjs', import.meta.url).href] : []
-  const child = fork(new URL('./server.mjs', import.meta.url), [kind, JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'], execArgv, execPath })
+  const child = fork(new URL('./server.mjs', import.meta.url), [kind, JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'], execArgv, execPath, env })
   if (pinning !== undefined && pin) execFileSync('taskset', ['-a', '-cp', pinning.server, String(child.pid)], { stdio: 'ignore' })
   const [chunk] = await Promise.race([once(child.stdout, 'data'), once(child, 'exit').then(() => { throw new Error(`${name} did not start`) })])
   return { child, port: Number(String(chunk).trim()) }
