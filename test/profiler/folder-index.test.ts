@@ -11,7 +11,7 @@ const NOW = 1_800_000_000_000
 
 function entry (n: number, time: number): IndexEntry {
   const token = n.toString(16).padStart(6, '0')
-  return { summary: { token, method: 'GET', url: `/p/${n}`, statusCode: 200, ip: '', time, duration: 1 }, segment: undefined, offset: 0, length: 0, seq: 0 }
+  return { summary: { token, method: 'GET', url: `/p/${n}`, statusCode: 200, ip: '', time, duration: 1 }, segment: undefined, offset: 0, length: 0 }
 }
 
 /** A shuffle the test can repeat. */

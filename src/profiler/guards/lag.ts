@@ -18,10 +18,11 @@ export const LAG_WINDOW_MS = 500
 const RESOLUTION_MS = 10
 
 /**
- * The profiler's own synchronous work the loop waited on since the last window (a CPU profile's
- * start and stop: V8 answers an in-process inspector session at once), in milliseconds: not the
- * app's lag, so not counted as lag (a CPU-profiled request must not pause the capture of the
- * requests after it).
+ * The profiler's own synchronous work the loop waited on, in milliseconds, in all since the
+ * process started (a CPU profile's start and stop: V8 answers an in-process inspector session at
+ * once): not the app's lag, so not counted as lag (a CPU-profiled request must not pause the
+ * capture of the requests after it). Each lag source takes what it grew by in its window: every
+ * app of the process has its own source, and each one's windows leave the block out.
  */
 let ownBlockedMs = 0
 
@@ -30,7 +31,7 @@ export function profilerBlocked (ms: number): void {
   if (ms > 0) ownBlockedMs += ms
 }
 
-/** The profiler's own blocking counted since the last window (tests). */
+/** The profiler's own blocking in all, in milliseconds: what a window takes out is what this grew by. */
 export function profilerBlockedMs (): number {
   return ownBlockedMs
 }
@@ -59,10 +60,11 @@ export function eventLoopLag (): LagSource {
   let lag = 0
   let previous = 0
   let readAt = performance.now()
+  let ownAtRead = ownBlockedMs
   const timer = setInterval(() => {
     const now = performance.now()
-    const window = windowLag(histogram.count === 0 ? 0 : histogram.mean / 1e6, histogram.count, now - readAt - LAG_WINDOW_MS, ownBlockedMs)
-    ownBlockedMs = 0
+    const window = windowLag(histogram.count === 0 ? 0 : histogram.mean / 1e6, histogram.count, now - readAt - LAG_WINDOW_MS, ownBlockedMs - ownAtRead)
+    ownAtRead = ownBlockedMs
     // lag that lasts: the lesser of the last two windows, so that one block (the app's start
     // compiling its code, one long synchronous task) pauses nothing, while a loop that stays
     // behind for a second does

@@ -62,7 +62,7 @@ export class FileProfileReader implements ProfileStorage {
     this.index.prune(now)
   }
 
-  private readonly entry = (summary: ProfileSummary, segment: SegmentState, offset: number, length: number): IndexEntry => ({ summary, segment, offset, length, seq: 0 })
+  private readonly entry = (summary: ProfileSummary, segment: SegmentState, offset: number, length: number): IndexEntry => ({ summary, segment, offset, length })
 
   async load (token: string): Promise<Profile | undefined> {
     if (!TOKEN_PATTERN.test(token)) return undefined

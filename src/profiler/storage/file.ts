@@ -210,7 +210,7 @@ export class FileProfileStorage implements ProfileStorage {
   }
 
   private entry (summary: ProfileSummary, segment: SegmentState | undefined, offset: number, length: number, batch?: Batch): Entry {
-    return { summary, segment, offset, length, seq: 0, batch }
+    return { summary, segment, offset, length, batch }
   }
 
   private readonly foreignEntry = (summary: ProfileSummary, segment: SegmentState, offset: number, length: number): Entry => this.entry(summary, segment, offset, length)

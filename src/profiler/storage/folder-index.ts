@@ -37,8 +37,6 @@ export interface IndexEntry {
   /** bytes of its JSON in its segment (or, unwritten, in the writer's buffer) */
   offset: number
   length: number
-  /** order of arrival in this index: breaks ties of time */
-  seq: number
 }
 
 export interface IndexLimits {
@@ -52,7 +50,7 @@ export interface IndexLimits {
  * would keep different profiles of the same millisecond at the bound, one listing a profile the
  * other has dropped and may have deleted the segment of). Redis's sorted set orders ties the same way.
  */
-const older = (a: IndexEntry, b: IndexEntry): number => a.summary.time - b.summary.time || (a.summary.token < b.summary.token ? -1 : a.summary.token > b.summary.token ? 1 : a.seq - b.seq)
+const older = (a: IndexEntry, b: IndexEntry): number => a.summary.time - b.summary.time || (a.summary.token < b.summary.token ? -1 : a.summary.token > b.summary.token ? 1 : 0)
 
 /**
  * What a profiler folder keeps, as one process sees it: every writer's profiles (its own as it
@@ -77,7 +75,6 @@ export class FolderIndex<E extends IndexEntry = IndexEntry> {
   private ordered: E[] = []
   private head = 0
   private heap = new TinyQueue<E>([], older)
-  private seq = 0
 
   /** @param left a kept profile left (the bounds, a later save of its token): the writer may delete its file or its emptied segment */
   constructor (readonly limits: IndexLimits, private readonly left: (entry: E) => void = () => undefined) {}
@@ -95,7 +92,6 @@ export class FolderIndex<E extends IndexEntry = IndexEntry> {
     const token = entry.summary.token
     const previous = this.entries.get(token)
     if (previous !== undefined) this.leave(token, previous)
-    entry.seq = this.seq++
     this.entries.set(token, entry)
     if (entry.segment !== undefined) entry.segment.live++
     const last = this.ordered.length > this.head ? this.ordered[this.ordered.length - 1]! : undefined

@@ -284,22 +284,22 @@ function publishesQueries (sqlite: NodeSqlite): boolean {
 }
 
 /**
- * The modules Node has loaded: only grows. Asked at each unit's start until node:sqlite is
- * found, so only the entries added since the last look are read (the whole list, some 300 names,
- * cost every request 2 µs).
+ * Whether Node has loaded node:sqlite. Its list of loaded modules only grows, and is asked at
+ * each unit's start until node:sqlite is in it: only the entries added since the last look are
+ * read (the whole list, some 300 names, cost every request 2 µs).
  */
 let moduleListRead = 0
-function builtinLoaded (name: string): boolean {
+function nodeSqliteLoaded (): boolean {
   const list = (process as { moduleLoadList?: readonly string[] }).moduleLoadList
   if (list === undefined) return false
-  for (; moduleListRead < list.length; moduleListRead++) if (list[moduleListRead] === name) return true
+  for (; moduleListRead < list.length; moduleListRead++) if (list[moduleListRead] === 'NativeModule sqlite') return true
   return false
 }
 
 /** node:sqlite, when the app loaded it (loading it on Node 22 prints an ExperimentalWarning: never done for the app). */
 function loadedNodeSqlite (): NodeSqlite | undefined {
   if (!hasNodeSqlite) return undefined
-  if (!builtinLoaded('NativeModule sqlite')) return undefined
+  if (!nodeSqliteLoaded()) return undefined
   return (process as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule?.('node:sqlite') as NodeSqlite | undefined
 }
 
